@@ -1,0 +1,148 @@
+//! The bounded set of latency-critical threads, with roles and a generation number.
+//!
+//! Clients (the HAL service) register the foreground UI thread and RenderThread here. The set is
+//! small and fixed so that membership checks in hooks are bounded; the generation number lets a
+//! client tell whether the set changed since it last looked.
+
+use super::abi::AbiError;
+use super::tunables::MAX_CRITICAL;
+use super::{Role, Tid};
+
+/// The registered critical threads.
+///
+/// # Invariants
+///
+/// `tids[..len]` are distinct and `> 0`; `len <= N`.
+#[derive(Clone, Debug)]
+pub struct CriticalSet<const N: usize = MAX_CRITICAL> {
+    tids: [Tid; N],
+    roles: [Role; N],
+    len: usize,
+    generation: u64,
+}
+
+impl<const N: usize> Default for CriticalSet<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> CriticalSet<N> {
+    /// An empty set.
+    pub const fn new() -> Self {
+        Self {
+            tids: [0; N],
+            roles: [Role::Other; N],
+            len: 0,
+            generation: 0,
+        }
+    }
+
+    /// The role of `tid`, if it is critical.
+    #[inline]
+    pub fn role(&self, tid: Tid) -> Option<Role> {
+        self.position(tid).map(|i| self.roles[i])
+    }
+
+    /// True if `tid` is critical.
+    #[inline]
+    pub fn contains(&self, tid: Tid) -> bool {
+        self.position(tid).is_some()
+    }
+
+    fn position(&self, tid: Tid) -> Option<usize> {
+        self.tids[..self.len].iter().position(|&t| t == tid)
+    }
+
+    /// The number of critical threads.
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if no thread is critical.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bumped on every change, so clients can detect concurrent edits.
+    pub const fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The members and their roles.
+    pub fn iter(&self) -> impl Iterator<Item = (Tid, Role)> + '_ {
+        self.tids[..self.len]
+            .iter()
+            .copied()
+            .zip(self.roles[..self.len].iter().copied())
+    }
+
+    /// Adds `tid` (or updates its role), keeping at most `limit` members.
+    pub fn add(&mut self, tid: Tid, role: Role, limit: usize) -> Result<(), AbiError> {
+        if tid <= 0 {
+            return Err(AbiError::BadTid);
+        }
+        if let Some(i) = self.position(tid) {
+            self.roles[i] = role;
+        } else {
+            if self.len >= limit.min(N) {
+                return Err(AbiError::NoSpace);
+            }
+            self.tids[self.len] = tid;
+            self.roles[self.len] = role;
+            self.len += 1;
+        }
+        self.generation += 1;
+        Ok(())
+    }
+
+    /// Removes `tid`; it is an error if it was not a member.
+    pub fn remove(&mut self, tid: Tid) -> Result<Role, AbiError> {
+        let i = self.position(tid).ok_or(AbiError::NotFound)?;
+        let role = self.roles[i];
+        self.len -= 1;
+        self.tids[i] = self.tids[self.len];
+        self.roles[i] = self.roles[self.len];
+        self.generation += 1;
+        Ok(role)
+    }
+
+    /// Empties the set.
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.generation += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_update_remove() {
+        let mut s = CriticalSet::<4>::new();
+        s.add(10, Role::Ui, 4).unwrap();
+        s.add(11, Role::Render, 4).unwrap();
+        assert_eq!(s.role(10), Some(Role::Ui));
+        s.add(10, Role::Other, 4).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.role(10), Some(Role::Other));
+        let g = s.generation();
+        assert_eq!(s.remove(10), Ok(Role::Other));
+        assert!(s.generation() > g);
+        assert_eq!(s.remove(10), Err(AbiError::NotFound));
+        assert!(s.contains(11) && !s.contains(10));
+    }
+
+    #[test]
+    fn bounded() {
+        let mut s = CriticalSet::<4>::new();
+        for t in 1..=3 {
+            s.add(t, Role::Other, 3).unwrap();
+        }
+        assert_eq!(s.add(4, Role::Other, 3), Err(AbiError::NoSpace));
+        assert_eq!(s.add(0, Role::Other, 3), Err(AbiError::BadTid));
+        assert_eq!(s.add(-5, Role::Other, 3), Err(AbiError::BadTid));
+        s.add(1, Role::Ui, 3).unwrap();
+    }
+}

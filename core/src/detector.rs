@@ -1,0 +1,444 @@
+//! The lock-level detector: who holds the lock a critical thread (or a link of its chain) waits for.
+//!
+//! The kernel knows a mutex's owner and an rwsem's writer, but an rwsem records only its *last*
+//! reader, so readers must be tracked here as they come and go. Tracking every reader of every
+//! rwsem is unbounded, so the table is fixed: `lock_slots` locks in 8-way sets, `max_readers`
+//! readers each. When a set is full, the least recently touched entry that no tracked thread is
+//! waiting on is evicted. Every blocker the bounds hide is counted (`missed_readers`,
+//! `missed_locks`), which is how the paper's claim that "a few readers are enough" is measured.
+
+use super::stats::{Counter, Stats};
+use super::tunables::{Tunables, LOCK_WAYS, MAX_CRITICAL, MAX_GRANTS, MAX_LOCK_SLOTS, MAX_READERS};
+use super::{LockId, LockKind, Nanos, Tid};
+
+/// Waits tracked at once: every critical thread and every boosted task can wait on one lock.
+pub const MAX_WAITS: usize = MAX_CRITICAL + MAX_GRANTS;
+
+/// The most blockers one wait can name: the writer/owner or up to `MAX_READERS` readers.
+pub const MAX_BLOCKERS: usize = MAX_READERS + 1;
+
+/// One tracked lock.
+#[derive(Clone, Copy, Debug)]
+struct LockSlot {
+    /// 0 when the slot is free.
+    id: LockId,
+    /// The mutex/futex owner or rwsem writer, 0 if none is known.
+    owner: Tid,
+    readers: [Tid; MAX_READERS],
+    nreaders: u8,
+    /// Readers that hold the lock but did not fit in `readers`.
+    untracked: u32,
+    /// Tracked waits on this lock; a slot with waiters is never evicted.
+    waiters: u16,
+    touched: Nanos,
+}
+
+const FREE_LOCK: LockSlot = LockSlot {
+    id: 0,
+    owner: 0,
+    readers: [0; MAX_READERS],
+    nreaders: 0,
+    untracked: 0,
+    waiters: 0,
+    touched: 0,
+};
+
+impl LockSlot {
+    fn idle(&self) -> bool {
+        self.owner == 0 && self.nreaders == 0 && self.untracked == 0 && self.waiters == 0
+    }
+}
+
+/// A wait by a thread SuperPass cares about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// The waiting thread.
+    pub waiter: Tid,
+    /// The lock it waits for.
+    pub lock: LockId,
+    /// How it waits.
+    pub kind: LockKind,
+    /// When the wait started.
+    pub start: Nanos,
+    /// The critical thread on whose behalf this wait matters (the waiter itself if critical).
+    pub root: Tid,
+    /// 0 for a critical waiter, n for a task n links down a chain.
+    pub depth: u32,
+}
+
+/// The blockers of one wait, in a fixed array.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Blockers {
+    tids: [Tid; MAX_BLOCKERS],
+    len: usize,
+}
+
+impl Blockers {
+    /// The blockers found.
+    pub fn as_slice(&self) -> &[Tid] {
+        &self.tids[..self.len]
+    }
+
+    fn push(&mut self, t: Tid) {
+        if self.len < MAX_BLOCKERS && t > 0 && !self.as_slice().contains(&t) {
+            self.tids[self.len] = t;
+            self.len += 1;
+        }
+    }
+}
+
+/// The detector's fixed-size state.
+///
+/// # Invariants
+///
+/// Each live lock id appears in at most one slot, inside the set it hashes to; `waits[..hi]`
+/// holds every live wait, each waiter at most once; `waiters` of a slot counts the live waits on it.
+#[derive(Clone, Debug)]
+pub struct Detector {
+    locks: [LockSlot; MAX_LOCK_SLOTS],
+    /// Effective table size (`lock_slots`), a multiple of [`LOCK_WAYS`].
+    nslots: usize,
+    waits: [Option<Wait>; MAX_WAITS],
+    /// One past the highest possibly-used wait slot.
+    hi: usize,
+}
+
+impl Detector {
+    /// An empty detector sized by `t`.
+    pub const fn new(t: &Tunables) -> Self {
+        Self {
+            locks: [FREE_LOCK; MAX_LOCK_SLOTS],
+            nslots: t.lock_slots as usize,
+            waits: [None; MAX_WAITS],
+            hi: 0,
+        }
+    }
+
+    /// Forgets everything and adopts the table size of `t`.
+    pub fn reset(&mut self, t: &Tunables) {
+        *self = Self::new(t);
+    }
+
+    fn set_of(&self, lock: LockId) -> usize {
+        // Kernel lock addresses are 8-byte aligned and cluster; mix the bits before reducing.
+        let h = (lock ^ (lock >> 17)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        let nsets = self.nslots / LOCK_WAYS;
+        (h as usize % nsets) * LOCK_WAYS
+    }
+
+    fn find(&self, lock: LockId) -> Option<usize> {
+        if lock == 0 {
+            return None;
+        }
+        let base = self.set_of(lock);
+        (base..base + LOCK_WAYS).find(|&i| self.locks[i].id == lock)
+    }
+
+    /// Finds `lock`'s slot or makes one, evicting the stalest idle-of-waiters entry of its set.
+    fn find_or_insert(&mut self, now: Nanos, lock: LockId, st: &mut Stats) -> Option<usize> {
+        if lock == 0 {
+            return None;
+        }
+        let base = self.set_of(lock);
+        let mut free = None;
+        let mut victim: Option<usize> = None;
+        for i in base..base + LOCK_WAYS {
+            let s = &self.locks[i];
+            if s.id == lock {
+                return Some(i);
+            }
+            if s.id == 0 {
+                free = free.or(Some(i));
+            } else if s.waiters == 0 && victim.is_none_or(|v| s.touched < self.locks[v].touched) {
+                victim = Some(i);
+            }
+        }
+        let i = match (free, victim) {
+            (Some(i), _) => i,
+            (None, Some(v)) => {
+                st.bump(Counter::LockEvictions);
+                v
+            }
+            (None, None) => {
+                st.bump(Counter::MissedLocks);
+                return None;
+            }
+        };
+        self.locks[i] = LockSlot {
+            id: lock,
+            touched: now,
+            ..FREE_LOCK
+        };
+        Some(i)
+    }
+
+    fn release_if_idle(&mut self, i: usize) {
+        if self.locks[i].idle() {
+            self.locks[i] = FREE_LOCK;
+        }
+    }
+
+    /// Records that `tid` now owns `lock` (mutex, futex or rwsem writer), if the lock is tracked.
+    pub fn owner_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) {
+        if let Some(i) = self.find(lock) {
+            let s = &mut self.locks[i];
+            s.owner = tid;
+            s.touched = now;
+        }
+    }
+
+    /// Records that `tid` released `lock` as its owner.
+    pub fn owner_released(&mut self, now: Nanos, lock: LockId, tid: Tid) {
+        if let Some(i) = self.find(lock) {
+            let s = &mut self.locks[i];
+            if s.owner == tid {
+                s.owner = 0;
+            }
+            s.touched = now;
+            self.release_if_idle(i);
+        }
+    }
+
+    /// Records that `tid` took `lock` for reading; readers past `max_readers` are only counted.
+    pub fn reader_acquired(
+        &mut self,
+        now: Nanos,
+        lock: LockId,
+        tid: Tid,
+        t: &Tunables,
+        st: &mut Stats,
+    ) {
+        let Some(i) = self.find_or_insert(now, lock, st) else {
+            return;
+        };
+        let s = &mut self.locks[i];
+        s.touched = now;
+        if (s.nreaders as u32) < t.max_readers {
+            s.readers[s.nreaders as usize] = tid;
+            s.nreaders += 1;
+        } else {
+            s.untracked = s.untracked.saturating_add(1);
+        }
+    }
+
+    /// Records that `tid` released a read hold of `lock`.
+    pub fn reader_released(&mut self, now: Nanos, lock: LockId, tid: Tid) {
+        let Some(i) = self.find(lock) else {
+            return;
+        };
+        let s = &mut self.locks[i];
+        s.touched = now;
+        let n = s.nreaders as usize;
+        if let Some(j) = s.readers[..n].iter().position(|&r| r == tid) {
+            s.readers[j] = s.readers[n - 1];
+            s.readers[n - 1] = 0;
+            s.nreaders -= 1;
+        } else {
+            // An untracked reader, or one released by another task (up_read_non_owner).
+            s.untracked = s.untracked.saturating_sub(1);
+        }
+        self.release_if_idle(i);
+    }
+
+    /// Records a wait by a thread that matters and names its blockers.
+    ///
+    /// `owner` is what the platform knows directly (the mutex owner or rwsem writer); it
+    /// overrides the table, which only learns owners from events.
+    pub fn wait_start(
+        &mut self,
+        now: Nanos,
+        w: Wait,
+        owner: Option<Tid>,
+        st: &mut Stats,
+    ) -> Blockers {
+        let mut b = Blockers::default();
+        // A task waits for one lock at a time: a new wait replaces a stale record.
+        self.wait_finish(w.waiter);
+        let Some(slot) = self.waits.iter().position(|x| x.is_none()) else {
+            return b;
+        };
+        self.waits[slot] = Some(w);
+        self.hi = self.hi.max(slot + 1);
+
+        let Some(i) = self.find_or_insert(now, w.lock, st) else {
+            if let Some(o) = owner {
+                b.push(o);
+            }
+            return b;
+        };
+        let s = &mut self.locks[i];
+        s.touched = now;
+        s.waiters += 1;
+        if let Some(o) = owner.filter(|&o| o > 0) {
+            s.owner = o;
+        }
+        match w.kind {
+            LockKind::Mutex | LockKind::Futex | LockKind::RwsemRead => b.push(s.owner),
+            LockKind::RwsemWrite => {
+                if s.owner > 0 {
+                    b.push(s.owner);
+                } else {
+                    for &r in &s.readers[..s.nreaders as usize] {
+                        b.push(r);
+                    }
+                    st.add(Counter::MissedReaders, s.untracked as u64);
+                }
+            }
+        }
+        // A thread never blocks itself (e.g. a reader upgrading); drop it if named.
+        if let Some(j) = b.as_slice().iter().position(|&x| x == w.waiter) {
+            b.tids[j] = b.tids[b.len - 1];
+            b.len -= 1;
+        }
+        b
+    }
+
+    /// Ends the wait of `waiter`, returning it.
+    pub fn wait_finish(&mut self, waiter: Tid) -> Option<Wait> {
+        let j = self.waits[..self.hi]
+            .iter()
+            .position(|x| x.is_some_and(|w| w.waiter == waiter))?;
+        let w = self.waits[j].take()?;
+        while self.hi > 0 && self.waits[self.hi - 1].is_none() {
+            self.hi -= 1;
+        }
+        if let Some(i) = self.find(w.lock) {
+            self.locks[i].waiters = self.locks[i].waiters.saturating_sub(1);
+            self.release_if_idle(i);
+        }
+        Some(w)
+    }
+
+    /// The live wait of `waiter`, if any.
+    pub fn wait_of(&self, waiter: Tid) -> Option<Wait> {
+        self.waits[..self.hi]
+            .iter()
+            .flatten()
+            .find(|w| w.waiter == waiter)
+            .copied()
+    }
+
+    /// Every live wait.
+    pub fn waits(&self) -> impl Iterator<Item = &Wait> + '_ {
+        self.waits[..self.hi].iter().flatten()
+    }
+
+    /// The number of locks tracked now.
+    pub fn tracked_locks(&self) -> usize {
+        self.locks.iter().filter(|s| s.id != 0).count()
+    }
+
+    /// The owner and tracked readers of `lock`, for tests and introspection.
+    pub fn holders(&self, lock: LockId) -> Option<(Tid, &[Tid], u32)> {
+        let s = &self.locks[self.find(lock)?];
+        Some((s.owner, &s.readers[..s.nreaders as usize], s.untracked))
+    }
+
+    /// Checks the structural invariants; used by tests.
+    pub fn check(&self, t: &Tunables) -> Result<(), &'static str> {
+        for (i, s) in self.locks.iter().enumerate() {
+            if s.id == 0 {
+                continue;
+            }
+            if i >= self.nslots {
+                return Err("lock outside the configured table");
+            }
+            if s.nreaders as u32 > t.max_readers {
+                return Err("more readers than max_readers");
+            }
+            let base = self.set_of(s.id);
+            if i < base || i >= base + LOCK_WAYS {
+                return Err("lock outside its set");
+            }
+            let waits = self.waits().filter(|w| w.lock == s.id).count();
+            if waits != s.waiters as usize {
+                return Err("waiter count out of sync");
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(waiter: Tid, lock: LockId, kind: LockKind) -> Wait {
+        Wait {
+            waiter,
+            lock,
+            kind,
+            start: 0,
+            root: waiter,
+            depth: 0,
+        }
+    }
+
+    #[test]
+    fn mutex_owner_from_hint_and_events() {
+        let t = Tunables::default();
+        let mut st = Stats::default();
+        let mut d = Detector::new(&t);
+        let b = d.wait_start(1, w(10, 0x1000, LockKind::Mutex), Some(20), &mut st);
+        assert_eq!(b.as_slice(), &[20]);
+        d.owner_acquired(2, 0x1000, 21);
+        assert_eq!(d.holders(0x1000).unwrap().0, 21);
+        d.owner_released(3, 0x1000, 21);
+        d.wait_finish(10).unwrap();
+        assert!(d.holders(0x1000).is_none(), "idle slot freed");
+        d.check(&t).unwrap();
+    }
+
+    #[test]
+    fn rwsem_writer_sees_bounded_readers() {
+        let t = Tunables {
+            max_readers: 2,
+            ..Tunables::default()
+        };
+        let mut st = Stats::default();
+        let mut d = Detector::new(&t);
+        for r in [31, 32, 33, 34] {
+            d.reader_acquired(1, 0x2000, r, &t, &mut st);
+        }
+        let b = d.wait_start(2, w(10, 0x2000, LockKind::RwsemWrite), None, &mut st);
+        assert_eq!(b.as_slice(), &[31, 32]);
+        assert_eq!(st.get(Counter::MissedReaders), 2);
+        for r in [31, 32, 33, 34] {
+            d.reader_released(3, 0x2000, r);
+        }
+        assert_eq!(d.holders(0x2000).unwrap().2, 0);
+        d.wait_finish(10);
+        assert!(d.holders(0x2000).is_none());
+    }
+
+    #[test]
+    fn full_set_evicts_stalest_idle_entry_and_never_a_waited_one() {
+        let t = Tunables {
+            lock_slots: 8,
+            ..Tunables::default()
+        };
+        let mut st = Stats::default();
+        let mut d = Detector::new(&t);
+        // One set of 8: fill it with readers' locks at increasing times.
+        for k in 0..8u64 {
+            d.reader_acquired(k, 0x100 * (k + 1), 50, &t, &mut st);
+        }
+        d.wait_start(9, w(10, 0x100, LockKind::RwsemWrite), None, &mut st);
+        d.reader_acquired(10, 0x9999, 51, &t, &mut st);
+        assert_eq!(st.get(Counter::LockEvictions), 1);
+        assert!(d.holders(0x100).is_some(), "waited-on lock kept");
+        assert!(d.holders(0x200).is_none(), "stalest idle lock evicted");
+        d.check(&t).unwrap();
+    }
+
+    #[test]
+    fn waiter_never_blocks_itself() {
+        let t = Tunables::default();
+        let mut st = Stats::default();
+        let mut d = Detector::new(&t);
+        d.reader_acquired(1, 0x3000, 10, &t, &mut st);
+        d.reader_acquired(1, 0x3000, 11, &t, &mut st);
+        let b = d.wait_start(2, w(10, 0x3000, LockKind::RwsemWrite), None, &mut st);
+        assert_eq!(b.as_slice(), &[11]);
+    }
+}

@@ -1,0 +1,654 @@
+//! The engine: the one object a platform drives, composing every policy piece.
+//!
+//! The kernel module calls these methods from its hook callbacks (under one spinlock), the
+//! simulator from its event loop, and the service's in-memory device from its ioctl path. Each
+//! method does bounded work and allocates nothing. Non-critical traffic, by far the most common,
+//! is turned away by [`TidFilter`] checks before any table is touched.
+
+use super::abi::{self, AbiError, Message, Request};
+use super::critical::CriticalSet;
+use super::detector::{Detector, Wait};
+use super::fasttrack::{Cx, FastTrack, GrantOutcome};
+use super::filter::TidFilter;
+use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
+use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
+use super::{Cpu, LockId, LockKind, Nanos, Role, Tid};
+
+/// Why a grant ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum RevokeReason {
+    /// The blocker released the lock.
+    Released = 0,
+    /// The waiter stopped waiting (it got the lock, or gave up).
+    WaiterDone = 1,
+    /// The boosted task spent its budget.
+    Budget = 2,
+    /// The blocker or the waiter exited.
+    Exit = 3,
+    /// SuperPass was disabled.
+    Disabled = 4,
+    /// The critical thread was unregistered.
+    Unregistered = 5,
+    /// The tunables changed.
+    Reconfigured = 6,
+    /// The chain link the grant hung from ended.
+    Chain = 7,
+}
+
+impl RevokeReason {
+    /// The name used in traces (`superpass:revoke reason=...`) and docs.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Released => "released",
+            Self::WaiterDone => "waiter_done",
+            Self::Budget => "budget",
+            Self::Exit => "exit",
+            Self::Disabled => "disabled",
+            Self::Unregistered => "unregistered",
+            Self::Reconfigured => "reconfigured",
+            Self::Chain => "chain",
+        }
+    }
+
+    pub(crate) const fn counter(self) -> Counter {
+        match self {
+            Self::Released => Counter::RevokeReleased,
+            Self::WaiterDone => Counter::RevokeWaiterDone,
+            Self::Budget => Counter::RevokeBudget,
+            Self::Exit => Counter::RevokeExit,
+            Self::Disabled => Counter::RevokeDisabled,
+            Self::Unregistered => Counter::RevokeUnregistered,
+            Self::Reconfigured => Counter::RevokeReconfigured,
+            Self::Chain => Counter::RevokeChain,
+        }
+    }
+}
+
+/// Receives the engine's decisions as they happen: the module turns them into tracepoints,
+/// the simulator into trace slices. Every method defaults to doing nothing.
+#[expect(unused_variables, reason = "default methods ignore their arguments")]
+pub trait Observer {
+    /// `waiter` (critical, or a chain link) waits on `lock`, held by `blocker`.
+    fn block(&mut self, now: Nanos, waiter: Tid, blocker: Tid, lock: LockId, kind: LockKind) {}
+    /// `blocker` was granted the fast track on behalf of `via` (and critical thread `root`).
+    fn grant(&mut self, now: Nanos, blocker: Tid, via: Tid, root: Tid, lock: LockId, depth: u32) {}
+    /// A grant of `blocker` ended.
+    fn revoke(&mut self, now: Nanos, blocker: Tid, reason: RevokeReason) {}
+    /// `tid` became boosted (its first grant).
+    fn boosted(&mut self, now: Nanos, tid: Tid) {}
+    /// `tid` stopped being boosted (its last grant ended for `reason`).
+    fn unboosted(&mut self, now: Nanos, tid: Tid, reason: RevokeReason) {}
+    /// CPU `cpu` was told to run boosted task `tid` instead of the stock choice.
+    fn pick(&mut self, now: Nanos, cpu: Cpu, tid: Tid) {}
+}
+
+/// An observer that ignores everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoObserver;
+
+impl Observer for NoObserver {}
+
+/// The tasks a lock wait boosted, which the platform must locate with [`Engine::enqueue`] if
+/// they are already on a runqueue (their enqueue happened before they were boosted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Boosted {
+    tids: [Tid; super::detector::MAX_BLOCKERS],
+    len: usize,
+}
+
+impl Boosted {
+    /// The newly boosted tasks.
+    pub fn as_slice(&self) -> &[Tid] {
+        &self.tids[..self.len]
+    }
+}
+
+/// SuperPass's whole state for one machine.
+///
+/// # Invariants
+///
+/// `critical_filter` holds one membership per member of `critical`; `tun` is valid; while
+/// `enabled` is false there are no grants.
+pub struct Engine<O: Observer = NoObserver> {
+    tun: Tunables,
+    enabled: bool,
+    active_mask: u64,
+    critical: CriticalSet,
+    critical_filter: TidFilter,
+    detector: Detector,
+    ft: FastTrack,
+    stats: Stats,
+    obs: O,
+}
+
+macro_rules! cx {
+    ($s:ident) => {
+        &mut Cx {
+            t: &$s.tun,
+            st: &mut $s.stats,
+            obs: &mut $s.obs,
+        }
+    };
+}
+
+impl<O: Observer> Engine<O> {
+    /// A disabled engine with default tunables for `nr_cpus` CPUs.
+    pub fn new(nr_cpus: u32, observer: O) -> Self {
+        let tun = Tunables::DEFAULT;
+        Self {
+            tun,
+            enabled: false,
+            active_mask: 0,
+            critical: CriticalSet::new(),
+            critical_filter: TidFilter::new(),
+            detector: Detector::new(&tun),
+            ft: FastTrack::new(nr_cpus),
+            stats: Stats::default(),
+            obs: observer,
+        }
+    }
+
+    /// The observer.
+    pub fn observer(&self) -> &O {
+        &self.obs
+    }
+
+    /// The observer, mutably.
+    pub fn observer_mut(&mut self) -> &mut O {
+        &mut self.obs
+    }
+
+    /// The tunables in force.
+    pub fn tunables(&self) -> &Tunables {
+        &self.tun
+    }
+
+    /// The counters and histogram.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The critical set.
+    pub fn critical(&self) -> &CriticalSet {
+        &self.critical
+    }
+
+    /// The detector, for introspection and tests.
+    pub fn detector(&self) -> &Detector {
+        &self.detector
+    }
+
+    /// The fast track, for introspection and tests.
+    pub fn fast_track(&self) -> &FastTrack {
+        &self.ft
+    }
+
+    /// True if the fast track is on.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Records which hooks/mechanisms the platform attached (`abi::mech` bits).
+    pub fn set_active(&mut self, mask: u64) {
+        self.active_mask = mask;
+    }
+
+    /// Turns the fast track on or off; off revokes every grant and forgets every wait.
+    pub fn set_enabled(&mut self, now: Nanos, on: bool) {
+        if self.enabled && !on {
+            self.ft
+                .revoke(now, RevokeReason::Disabled, |_| true, cx!(self));
+            self.detector.reset(&self.tun);
+        }
+        self.enabled = on;
+    }
+
+    /// Replaces the tunables; the lock table and grants start afresh under the new bounds.
+    pub fn set_tunables(&mut self, now: Nanos, t: Tunables) -> Result<(), AbiError> {
+        t.validate()?;
+        self.ft
+            .revoke(now, RevokeReason::Reconfigured, |_| true, cx!(self));
+        self.tun = t;
+        self.detector.reset(&self.tun);
+        // A smaller critical capacity drops the newest registrations.
+        while self.critical.len() > t.max_critical as usize {
+            let (tid, _) = self.critical.iter().last().expect("non-empty");
+            self.remove_critical(now, tid)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the critical set with `entries` (all or nothing).
+    pub fn set_critical(&mut self, now: Nanos, entries: &[(Tid, Role)]) -> Result<(), AbiError> {
+        if entries.len() > self.tun.max_critical as usize {
+            return Err(if entries.len() > MAX_CRITICAL {
+                AbiError::TooMany
+            } else {
+                AbiError::NoSpace
+            });
+        }
+        for (i, &(tid, _)) in entries.iter().enumerate() {
+            if tid <= 0 || entries[..i].iter().any(|&(t, _)| t == tid) {
+                return Err(AbiError::BadTid);
+            }
+        }
+        let mut old = [0 as Tid; MAX_CRITICAL];
+        let mut n = 0;
+        for (tid, _) in self.critical.iter() {
+            old[n] = tid;
+            n += 1;
+        }
+        for &tid in &old[..n] {
+            if !entries.iter().any(|&(t, _)| t == tid) {
+                self.remove_critical(now, tid)?;
+            }
+        }
+        for &(tid, role) in entries {
+            self.add_critical(now, tid, role)?;
+        }
+        Ok(())
+    }
+
+    /// Registers `tid` as critical with `role` (or changes its role).
+    pub fn add_critical(&mut self, _now: Nanos, tid: Tid, role: Role) -> Result<(), AbiError> {
+        let new = !self.critical.contains(tid);
+        self.critical
+            .add(tid, role, self.tun.max_critical as usize)?;
+        if new {
+            self.critical_filter.insert(tid);
+        }
+        Ok(())
+    }
+
+    /// Unregisters `tid`, ending every grant made on its behalf.
+    pub fn remove_critical(&mut self, now: Nanos, tid: Tid) -> Result<(), AbiError> {
+        self.critical.remove(tid)?;
+        self.critical_filter.remove(tid);
+        if let Some(w) = self.detector.wait_of(tid) {
+            if w.depth == 0 {
+                self.detector.wait_finish(tid);
+            }
+        }
+        self.ft.revoke(
+            now,
+            RevokeReason::Unregistered,
+            |g| g.root == tid,
+            cx!(self),
+        );
+        Ok(())
+    }
+
+    /// True if `tid` might be critical or boosted: the cheap first test of every lock hook.
+    #[inline(always)]
+    fn interesting(&self, tid: Tid) -> bool {
+        self.critical_filter.may_contain(tid) || self.ft.is_boosted(tid)
+    }
+
+    /// `waiter` starts waiting for `lock`; names its blockers and boosts them.
+    ///
+    /// `owner` is the owner the platform can see directly (mutex owner, rwsem writer), if any.
+    /// Returns the tasks that became boosted, which the platform should locate with
+    /// [`Engine::enqueue`] if they already sit on a runqueue.
+    #[inline]
+    pub fn wait_start(
+        &mut self,
+        now: Nanos,
+        waiter: Tid,
+        lock: LockId,
+        kind: LockKind,
+        owner: Option<Tid>,
+    ) -> Boosted {
+        if !self.enabled || !self.critical_filter.may_contain(waiter) && !self.ft.is_boosted(waiter)
+        {
+            return Boosted::default();
+        }
+        self.wait_start_slow(now, waiter, lock, kind, owner)
+    }
+
+    #[inline(never)]
+    fn wait_start_slow(
+        &mut self,
+        now: Nanos,
+        waiter: Tid,
+        lock: LockId,
+        kind: LockKind,
+        owner: Option<Tid>,
+    ) -> Boosted {
+        let mut out = Boosted::default();
+        let (root, depth) = if self.critical.contains(waiter) {
+            self.stats.bump(Counter::CriticalWaits);
+            (waiter, 0)
+        } else if let Some((d, r)) = self.ft.chain_of(waiter) {
+            self.stats.bump(Counter::ChainWaits);
+            (r, d)
+        } else {
+            return out;
+        };
+        let w = Wait {
+            waiter,
+            lock,
+            kind,
+            start: now,
+            root,
+            depth,
+        };
+        let blockers = self.detector.wait_start(now, w, owner, &mut self.stats);
+        if blockers.as_slice().is_empty() {
+            if depth == 0 {
+                self.stats.bump(Counter::NoBlockerKnown);
+            }
+            return out;
+        }
+        for &b in blockers.as_slice() {
+            self.stats.bump(Counter::BlockersFound);
+            self.obs.block(now, waiter, b, lock, kind);
+            if depth + 1 > self.tun.max_depth {
+                self.stats.bump(Counter::MissedDepth);
+                continue;
+            }
+            if b == root {
+                // The chain came back to the critical thread itself: boosting it is pointless.
+                continue;
+            }
+            let outcome = self
+                .ft
+                .grant(now, b, waiter, root, lock, depth + 1, cx!(self));
+            if outcome == GrantOutcome::Boosted {
+                out.tids[out.len] = b;
+                out.len += 1;
+            }
+        }
+        out
+    }
+
+    /// `waiter` stopped waiting for `lock` (`acquired` says whether it got it).
+    #[inline]
+    pub fn wait_finish(&mut self, now: Nanos, waiter: Tid, lock: LockId, acquired: bool) {
+        if !self.enabled || !self.interesting(waiter) {
+            return;
+        }
+        let _ = (lock, acquired);
+        let Some(w) = self.detector.wait_finish(waiter) else {
+            return;
+        };
+        if w.depth == 0 {
+            self.stats.blocking.record(now.saturating_sub(w.start));
+            self.stats
+                .add(Counter::BlockedNs, now.saturating_sub(w.start));
+            self.ft.revoke(
+                now,
+                RevokeReason::WaiterDone,
+                |g| g.root == waiter,
+                cx!(self),
+            );
+        } else {
+            self.ft.revoke(
+                now,
+                RevokeReason::WaiterDone,
+                |g| g.via == waiter && g.lock == w.lock,
+                cx!(self),
+            );
+        }
+    }
+
+    /// `tid` now owns `lock` (mutex, futex, or rwsem as writer).
+    #[inline]
+    pub fn owner_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) {
+        if self.enabled {
+            self.detector.owner_acquired(now, lock, tid);
+        }
+    }
+
+    /// `tid` released `lock` as its owner; grants it held for that lock end.
+    #[inline]
+    pub fn owner_released(&mut self, now: Nanos, lock: LockId, tid: Tid) {
+        if !self.enabled {
+            return;
+        }
+        self.detector.owner_released(now, lock, tid);
+        if self.ft.is_boosted(tid) {
+            self.ft.revoke(
+                now,
+                RevokeReason::Released,
+                |g| g.blocker == tid && g.lock == lock,
+                cx!(self),
+            );
+        }
+    }
+
+    /// `tid` took `lock` for reading.
+    #[inline]
+    pub fn reader_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) {
+        if self.enabled {
+            self.detector
+                .reader_acquired(now, lock, tid, &self.tun, &mut self.stats);
+        }
+    }
+
+    /// `tid` released a read hold of `lock`; grants it held for that lock end.
+    #[inline]
+    pub fn reader_released(&mut self, now: Nanos, lock: LockId, tid: Tid) {
+        if !self.enabled {
+            return;
+        }
+        self.detector.reader_released(now, lock, tid);
+        if self.ft.is_boosted(tid) {
+            self.ft.revoke(
+                now,
+                RevokeReason::Released,
+                |g| g.blocker == tid && g.lock == lock,
+                cx!(self),
+            );
+        }
+    }
+
+    /// `tid` exited: forget it everywhere, so no table names a dead task.
+    pub fn task_exit(&mut self, now: Nanos, tid: Tid) {
+        if self.critical_filter.may_contain(tid) && self.critical.contains(tid) {
+            // A TID can be reused: a dead critical thread must not make its successor critical.
+            let _ = self.remove_critical(now, tid);
+        }
+        if !self.interesting(tid) && self.detector.wait_of(tid).is_none() {
+            return;
+        }
+        self.detector.wait_finish(tid);
+        self.ft.revoke(
+            now,
+            RevokeReason::Exit,
+            |g| g.blocker == tid || g.via == tid || g.root == tid,
+            cx!(self),
+        );
+    }
+
+    /// `tid` joined CPU `cpu`'s runqueue; returns true if that CPU should reschedule now.
+    #[inline]
+    pub fn enqueue(&mut self, now: Nanos, cpu: Cpu, tid: Tid) -> bool {
+        if !self.ft.is_boosted(tid) {
+            return false;
+        }
+        self.ft.enqueue(now, cpu, tid, cx!(self))
+    }
+
+    /// `tid` left CPU `cpu`'s runqueue.
+    #[inline]
+    pub fn dequeue(&mut self, now: Nanos, cpu: Cpu, tid: Tid) {
+        if self.ft.is_boosted(tid) {
+            self.ft.dequeue(now, cpu, tid, cx!(self));
+        }
+    }
+
+    /// The task CPU `cpu` should run instead of the fair class's choice `fair_next`, if any.
+    #[inline]
+    pub fn pick(&mut self, now: Nanos, cpu: Cpu, prev: Tid, fair_next: Tid) -> Option<Tid> {
+        self.ft.pick(now, cpu, prev, fair_next, cx!(self))
+    }
+
+    /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
+    #[inline]
+    pub fn should_preempt(&mut self, now: Nanos, cpu: Cpu, curr: Tid, waking: Tid) -> bool {
+        self.ft.should_preempt(now, cpu, curr, waking, cx!(self))
+    }
+
+    /// Where waking task `tid` should run, if SuperPass has an opinion (an idle CPU).
+    #[inline]
+    pub fn select_cpu(
+        &mut self,
+        _now: Nanos,
+        tid: Tid,
+        prev_cpu: Cpu,
+        idle_mask: u64,
+        allowed_mask: u64,
+    ) -> Option<Cpu> {
+        self.ft
+            .select_cpu(tid, prev_cpu, idle_mask, allowed_mask, cx!(self))
+    }
+
+    /// The tick on CPU `cpu` running `curr`; returns true if the CPU should reschedule.
+    #[inline]
+    pub fn tick(&mut self, now: Nanos, cpu: Cpu, curr: Tid) -> bool {
+        self.ft.tick(now, cpu, curr, cx!(self))
+    }
+
+    /// True if `tid` holds the fast track.
+    #[inline]
+    pub fn is_boosted(&self, tid: Tid) -> bool {
+        self.ft.is_boosted(tid)
+    }
+
+    /// Zeroes counters and the histogram.
+    pub fn reset_stats(&mut self) {
+        self.stats = Stats::default();
+    }
+
+    /// The statistics as the ABI carries them.
+    pub fn stats_msg(&self) -> abi::StatsMsg {
+        let mut counters = [0u64; NUM_COUNTERS];
+        counters.copy_from_slice(&self.stats.counters);
+        let h = &self.stats.blocking;
+        let mut hist = [0u64; HIST_BUCKETS];
+        hist.copy_from_slice(h.buckets());
+        abi::StatsMsg {
+            hdr: abi::Header::for_size(abi::StatsMsg::SIZE),
+            enabled: self.enabled as u32,
+            ncritical: self.critical.len() as u32,
+            active_mask: self.active_mask,
+            generation: self.critical.generation(),
+            boosted: self.ft.boosted_count() as u64,
+            hist_min: h.min(),
+            hist_max: h.max(),
+            counters,
+            hist,
+        }
+    }
+
+    /// Applies a decoded request and encodes the reply into `out`, returning its length.
+    ///
+    /// The platform decides what only it can (privilege, whether TIDs exist) before calling.
+    pub fn apply(&mut self, now: Nanos, req: &Request, out: &mut [u8]) -> Result<usize, AbiError> {
+        match req {
+            Request::GetVersion => {
+                let v = abi::VersionInfo {
+                    hdr: abi::Header::for_size(abi::VersionInfo::SIZE),
+                    max_critical: MAX_CRITICAL as u32,
+                    num_tunables: NUM_TUNABLES as u32,
+                    num_counters: NUM_COUNTERS as u32,
+                    hist_buckets: HIST_BUCKETS as u32,
+                    active_mask: self.active_mask,
+                };
+                v.encode(out)?;
+                Ok(abi::VersionInfo::SIZE)
+            }
+            Request::SetCritical(l) => {
+                let mut e = [(0 as Tid, Role::Other); MAX_CRITICAL];
+                let n = l.entries().len();
+                for (slot, x) in e.iter_mut().zip(l.entries()) {
+                    *slot = (x.tid, x.role()?);
+                }
+                self.set_critical(now, &e[..n])?;
+                Ok(0)
+            }
+            Request::AddCritical(x) => {
+                self.add_critical(now, x.tid, x.role()?)?;
+                Ok(0)
+            }
+            Request::RemoveCritical(tid) => {
+                self.remove_critical(now, *tid)?;
+                Ok(0)
+            }
+            Request::SetEnabled(on) => {
+                self.set_enabled(now, *on);
+                Ok(0)
+            }
+            Request::GetTunables => {
+                abi::TunablesMsg::new(&self.tun).encode(out)?;
+                Ok(abi::TunablesMsg::SIZE)
+            }
+            Request::SetTunables(t) => {
+                self.set_tunables(now, *t)?;
+                Ok(0)
+            }
+            Request::GetStats => {
+                self.stats_msg().encode(out)?;
+                Ok(abi::StatsMsg::SIZE)
+            }
+            Request::ResetStats => {
+                self.reset_stats();
+                Ok(0)
+            }
+            Request::GetCritical => {
+                let mut e = [(0 as Tid, Role::Other); MAX_CRITICAL];
+                let mut n = 0;
+                for x in self.critical.iter() {
+                    e[n] = x;
+                    n += 1;
+                }
+                let mut l = abi::CriticalList::new(&e[..n])?;
+                l.generation = self.critical.generation();
+                l.encode(out)?;
+                Ok(abi::CriticalList::SIZE)
+            }
+        }
+    }
+
+    /// Decodes ioctl `cmd`'s argument from `buf`, applies it, and writes the reply into `buf`.
+    ///
+    /// This is the whole ioctl path minus what only the platform knows (privilege, TID
+    /// existence), shared by the kernel module and the service's in-memory device.
+    pub fn ioctl(&mut self, now: Nanos, cmd: u32, buf: &mut [u8]) -> Result<usize, AbiError> {
+        let req = Request::decode(cmd, buf)?;
+        self.apply(now, &req, buf)
+    }
+
+    /// Checks every structural invariant and bound; used by tests.
+    pub fn check_invariants(&self) -> Result<(), &'static str> {
+        self.tun.validate().map_err(|_| "invalid tunables")?;
+        if self.critical.len() > self.tun.max_critical as usize {
+            return Err("critical set over max_critical");
+        }
+        for (tid, _) in self.critical.iter() {
+            if !self.critical_filter.may_contain(tid) {
+                return Err("critical thread missing from filter");
+            }
+        }
+        if !self.enabled && self.ft.grants().next().is_some() {
+            return Err("grants while disabled");
+        }
+        for g in self.ft.grants() {
+            if g.depth > self.tun.max_depth {
+                return Err("grant deeper than max_depth");
+            }
+            let Some(w) = self.detector.wait_of(g.via) else {
+                return Err("grant outlived its waiter's wait");
+            };
+            if w.lock != g.lock {
+                return Err("grant for a lock its waiter no longer waits on");
+            }
+            if self.detector.wait_of(g.root).is_none_or(|r| r.depth != 0) {
+                return Err("grant outlived its critical thread's wait");
+            }
+        }
+        self.detector.check(&self.tun)?;
+        self.ft.check(&self.tun)
+    }
+}

@@ -1,0 +1,648 @@
+//! The fast track: grants to blockers, and the per-CPU arbiter that gives them the CPU.
+//!
+//! A *grant* says "task B blocks waiter W (on behalf of critical thread R) on lock L". A task with
+//! at least one grant is *boosted*. Each CPU keeps a short queue of the boosted tasks on its
+//! runqueue; the scheduler asks the arbiter which task to run next, whether a waking task should
+//! preempt, where a waking boosted task should go, and charges it on every tick and switch.
+//!
+//! Three bounds keep this safe: a boosted task runs at most `slice_ns` before the next boosted
+//! task on its CPU gets a turn; it gets at most `budget_ns` of fast-tracked CPU in all before its
+//! grants are revoked; and a CPU spends at most `throttle_max_pct` of each `throttle_window_ns` on
+//! the fast track, after which it falls back to the stock scheduler until the window ends.
+//! Every answer is computed in time bounded by the table sizes in [`super::tunables`].
+
+use super::engine::{Observer, RevokeReason};
+use super::filter::TidFilter;
+use super::stats::{Counter, Stats};
+use super::tunables::{Tunables, MAX_GRANTS, MAX_QUEUE};
+use super::{Cpu, LockId, Nanos, Tid, MAX_CPUS};
+
+/// Why a blocker holds the fast track.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The boosted task.
+    pub blocker: Tid,
+    /// The task it blocks (a critical thread, or a boosted task further up the chain).
+    pub via: Tid,
+    /// The critical thread at the top of the chain.
+    pub root: Tid,
+    /// The lock `via` waits for and `blocker` holds.
+    pub lock: LockId,
+    /// 1 for a direct blocker of a critical thread, n for n links down.
+    pub depth: u32,
+    boost: u8,
+}
+
+/// A boosted task's fast-track account.
+#[derive(Clone, Copy, Debug)]
+struct Boost {
+    tid: Tid,
+    /// Fast-tracked CPU time charged since the boost began.
+    used: Nanos,
+    /// Live grants naming this task.
+    reasons: u16,
+    /// The CPU whose queue holds it, if any.
+    cpu: Option<u16>,
+    /// The shallowest depth among its grants, and that grant's root.
+    depth: u32,
+    root: Tid,
+}
+
+/// One CPU's arbiter state; in the kernel it is only touched under that CPU's runqueue lock.
+#[derive(Clone, Copy, Debug)]
+struct PerCpu {
+    /// Boost indices of the boosted tasks on this runqueue, head first.
+    queue: [u8; MAX_QUEUE],
+    len: u8,
+    /// The boost this CPU is running on the fast track, and since when it was last charged.
+    running: Option<u8>,
+    run_since: Nanos,
+    /// When the head's current slice began.
+    slice_start: Nanos,
+    window_start: Nanos,
+    window_used: Nanos,
+    throttled: bool,
+}
+
+const IDLE_CPU: PerCpu = PerCpu {
+    queue: [0; MAX_QUEUE],
+    len: 0,
+    running: None,
+    run_since: 0,
+    slice_start: 0,
+    window_start: 0,
+    window_used: 0,
+    throttled: false,
+};
+
+impl PerCpu {
+    fn remove(&mut self, b: u8) -> bool {
+        let n = self.len as usize;
+        let Some(i) = self.queue[..n].iter().position(|&x| x == b) else {
+            return false;
+        };
+        self.queue.copy_within(i + 1..n, i);
+        self.len -= 1;
+        true
+    }
+}
+
+/// What a grant request did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrantOutcome {
+    /// The same (blocker, via, lock) grant was already live.
+    Exists,
+    /// A new grant for a task that was already boosted.
+    Added,
+    /// A new grant that boosted the task: the platform should tell the arbiter where it is.
+    Boosted,
+    /// The grant table was full.
+    Missed,
+}
+
+/// The borrowed context every fast-track operation reports into.
+pub struct Cx<'a, O: Observer> {
+    /// The bounds in force.
+    pub t: &'a Tunables,
+    /// The counters.
+    pub st: &'a mut Stats,
+    /// The platform's observer (tracepoints, simulator trace).
+    pub obs: &'a mut O,
+}
+
+/// Grants, boosted tasks and per-CPU queues.
+///
+/// # Invariants
+///
+/// Every live grant's `boost` names a live boost whose `tid` is the grant's blocker; a boost's
+/// `reasons` counts its grants; a boost with `cpu == Some(c)` appears exactly once in CPU `c`'s
+/// queue and in no other; `filter` holds one membership per live boost; no live boost has
+/// `used >= budget_ns`.
+#[derive(Clone, Debug)]
+pub struct FastTrack {
+    grants: [Option<Grant>; MAX_GRANTS],
+    boosts: [Option<Boost>; MAX_GRANTS],
+    cpus: [PerCpu; MAX_CPUS],
+    nr_cpus: usize,
+    filter: TidFilter,
+}
+
+impl FastTrack {
+    /// An empty fast track for `nr_cpus` CPUs (capped at [`MAX_CPUS`]).
+    pub const fn new(nr_cpus: u32) -> Self {
+        let n = nr_cpus as usize;
+        Self {
+            grants: [None; MAX_GRANTS],
+            boosts: [None; MAX_GRANTS],
+            cpus: [IDLE_CPU; MAX_CPUS],
+            nr_cpus: if n > MAX_CPUS { MAX_CPUS } else { n },
+            filter: TidFilter::new(),
+        }
+    }
+
+    /// The number of CPUs covered.
+    pub const fn nr_cpus(&self) -> usize {
+        self.nr_cpus
+    }
+
+    /// The boost index of `tid`, if it is boosted; near-free when it is not.
+    #[inline]
+    fn boost_of(&self, tid: Tid) -> Option<u8> {
+        if !self.filter.may_contain(tid) {
+            return None;
+        }
+        self.boosts
+            .iter()
+            .position(|b| b.is_some_and(|b| b.tid == tid))
+            .map(|i| i as u8)
+    }
+
+    /// True if `tid` holds the fast track.
+    #[inline]
+    pub fn is_boosted(&self, tid: Tid) -> bool {
+        self.boost_of(tid).is_some()
+    }
+
+    /// The depth and root a wait by boosted task `tid` inherits.
+    pub fn chain_of(&self, tid: Tid) -> Option<(u32, Tid)> {
+        let b = self.boosts[self.boost_of(tid)? as usize]?;
+        Some((b.depth, b.root))
+    }
+
+    /// Every live grant.
+    pub fn grants(&self) -> impl Iterator<Item = &Grant> + '_ {
+        self.grants.iter().flatten()
+    }
+
+    /// The number of boosted tasks.
+    pub fn boosted_count(&self) -> usize {
+        self.boosts.iter().flatten().count()
+    }
+
+    /// Fast-tracked CPU time `tid` has used in its current boost.
+    pub fn used_ns(&self, tid: Tid) -> Option<Nanos> {
+        Some(self.boosts[self.boost_of(tid)? as usize]?.used)
+    }
+
+    /// True if CPU `cpu` is throttled for the rest of its window.
+    pub fn throttled(&self, cpu: Cpu) -> bool {
+        self.cpus.get(cpu as usize).is_some_and(|c| c.throttled)
+    }
+
+    /// Grants `blocker` the fast track because it blocks `via` on `lock`.
+    pub fn grant<O: Observer>(
+        &mut self,
+        now: Nanos,
+        blocker: Tid,
+        via: Tid,
+        root: Tid,
+        lock: LockId,
+        depth: u32,
+        cx: &mut Cx<'_, O>,
+    ) -> GrantOutcome {
+        let limit = cx.t.max_grants as usize;
+        let mut free = None;
+        for (i, g) in self.grants.iter().enumerate().take(limit) {
+            match g {
+                Some(g) if g.blocker == blocker && g.via == via && g.lock == lock => {
+                    return GrantOutcome::Exists
+                }
+                None if free.is_none() => free = Some(i),
+                _ => {}
+            }
+        }
+        let Some(gi) = free else {
+            cx.st.bump(Counter::MissedGrants);
+            return GrantOutcome::Missed;
+        };
+        let (bi, outcome) = match self.boost_of(blocker) {
+            Some(bi) => (bi, GrantOutcome::Added),
+            None => {
+                // There is always a free boost slot: boosts never outnumber grants.
+                let Some(bi) = self.boosts.iter().position(|b| b.is_none()) else {
+                    cx.st.bump(Counter::MissedGrants);
+                    return GrantOutcome::Missed;
+                };
+                self.boosts[bi] = Some(Boost {
+                    tid: blocker,
+                    used: 0,
+                    reasons: 0,
+                    cpu: None,
+                    depth,
+                    root,
+                });
+                self.filter.insert(blocker);
+                cx.obs.boosted(now, blocker);
+                (bi as u8, GrantOutcome::Boosted)
+            }
+        };
+        let b = self.boosts[bi as usize].as_mut().expect("live boost");
+        b.reasons += 1;
+        if depth < b.depth {
+            b.depth = depth;
+            b.root = root;
+        }
+        self.grants[gi] = Some(Grant {
+            blocker,
+            via,
+            root,
+            lock,
+            depth,
+            boost: bi,
+        });
+        cx.st.bump(Counter::Grants);
+        cx.obs.grant(now, blocker, via, root, lock, depth);
+        outcome
+    }
+
+    /// Ends every grant matching `pred`, then every grant whose chain link vanished as a result.
+    pub fn revoke<O: Observer>(
+        &mut self,
+        now: Nanos,
+        reason: RevokeReason,
+        pred: impl Fn(&Grant) -> bool,
+        cx: &mut Cx<'_, O>,
+    ) {
+        let mut ended_any = false;
+        for gi in 0..MAX_GRANTS {
+            if self.grants[gi].is_some_and(|g| pred(&g)) {
+                self.drop_grant(now, gi, reason, cx);
+                ended_any = true;
+            }
+        }
+        if ended_any {
+            self.collapse_chains(now, cx);
+        }
+    }
+
+    /// Ends grants whose `via` is a chain link (depth > 1) that is no longer boosted.
+    ///
+    /// Each pass can only unboost tasks one link further down, so `MAX_DEPTH` passes suffice.
+    fn collapse_chains<O: Observer>(&mut self, now: Nanos, cx: &mut Cx<'_, O>) {
+        for _ in 0..super::tunables::MAX_DEPTH {
+            let mut changed = false;
+            for gi in 0..MAX_GRANTS {
+                let Some(g) = self.grants[gi] else { continue };
+                if g.depth > 1 && !self.is_boosted(g.via) {
+                    self.drop_grant(now, gi, RevokeReason::Chain, cx);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    fn drop_grant<O: Observer>(
+        &mut self,
+        now: Nanos,
+        gi: usize,
+        reason: RevokeReason,
+        cx: &mut Cx<'_, O>,
+    ) {
+        let Some(g) = self.grants[gi].take() else {
+            return;
+        };
+        cx.st.bump(reason.counter());
+        cx.obs.revoke(now, g.blocker, reason);
+        let bi = g.boost as usize;
+        let Some(b) = self.boosts[bi].as_mut() else {
+            return;
+        };
+        b.reasons -= 1;
+        if b.reasons > 0 {
+            // Re-derive the shallowest remaining link for future chain waits.
+            let (mut depth, mut root) = (u32::MAX, b.root);
+            for x in self
+                .grants
+                .iter()
+                .flatten()
+                .filter(|x| x.boost as usize == bi)
+            {
+                if x.depth < depth {
+                    depth = x.depth;
+                    root = x.root;
+                }
+            }
+            let b = self.boosts[bi].as_mut().expect("live boost");
+            b.depth = depth;
+            b.root = root;
+            return;
+        }
+        let b = self.boosts[bi].take().expect("live boost");
+        if let Some(c) = b.cpu {
+            let pc = &mut self.cpus[c as usize];
+            pc.remove(bi as u8);
+            if pc.running == Some(bi as u8) {
+                pc.running = None;
+            }
+        }
+        // A boost may still be marked running on a CPU whose queue it already left.
+        for pc in self.cpus[..self.nr_cpus].iter_mut() {
+            if pc.running == Some(bi as u8) {
+                pc.running = None;
+            }
+        }
+        self.filter.remove(b.tid);
+        cx.obs.unboosted(now, b.tid, reason);
+    }
+
+    /// Charges the CPU's running boosted task up to `now`, rolls the window, applies the bounds.
+    fn charge<O: Observer>(&mut self, now: Nanos, cpu: usize, cx: &mut Cx<'_, O>) {
+        let t = cx.t;
+        let pc = &mut self.cpus[cpu];
+        let mut over_budget = None;
+        if let Some(bi) = pc.running {
+            let dt = now.saturating_sub(pc.run_since);
+            pc.run_since = now;
+            pc.window_used += dt;
+            cx.st.add(Counter::FastTrackNs, dt);
+            if let Some(b) = self.boosts[bi as usize].as_mut() {
+                b.used += dt;
+                if b.used >= t.budget_ns {
+                    over_budget = Some(bi);
+                }
+            }
+        }
+        if now.saturating_sub(pc.window_start) >= t.throttle_window_ns {
+            pc.window_start = now;
+            pc.window_used = 0;
+            pc.throttled = false;
+        }
+        if !pc.throttled
+            && (pc.window_used as u128) * 100
+                >= (t.throttle_window_ns as u128) * (t.throttle_max_pct as u128)
+        {
+            pc.throttled = true;
+            cx.st.bump(Counter::Throttles);
+        }
+        if let Some(bi) = over_budget {
+            self.revoke(now, RevokeReason::Budget, |g| g.boost == bi, cx);
+        }
+    }
+
+    /// `tid` is now on CPU `cpu`'s runqueue; returns true if that CPU should reschedule now.
+    pub fn enqueue<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: Cpu,
+        tid: Tid,
+        cx: &mut Cx<'_, O>,
+    ) -> bool {
+        let Some(bi) = self.boost_of(tid) else {
+            return false;
+        };
+        let cpu = cpu as usize;
+        if cpu >= self.nr_cpus {
+            return false;
+        }
+        let b = self.boosts[bi as usize].as_mut().expect("live boost");
+        match b.cpu {
+            Some(c) if c as usize == cpu => {}
+            old => {
+                if let Some(c) = old {
+                    let pc = &mut self.cpus[c as usize];
+                    pc.remove(bi);
+                    if pc.running == Some(bi) {
+                        pc.running = None;
+                    }
+                }
+                let pc = &mut self.cpus[cpu];
+                if pc.len as u32 >= cx.t.queue_cap {
+                    b.cpu = None;
+                    cx.st.bump(Counter::MissedQueue);
+                    return false;
+                }
+                pc.queue[pc.len as usize] = bi;
+                pc.len += 1;
+                b.cpu = Some(cpu as u16);
+            }
+        }
+        self.charge(now, cpu, cx);
+        let pc = &self.cpus[cpu];
+        !pc.throttled && pc.running.is_none() && self.boosts[bi as usize].is_some()
+    }
+
+    /// `tid` left CPU `cpu`'s runqueue (it blocked, or is migrating).
+    pub fn dequeue<O: Observer>(&mut self, now: Nanos, cpu: Cpu, tid: Tid, cx: &mut Cx<'_, O>) {
+        let Some(bi) = self.boost_of(tid) else { return };
+        let cpu = cpu as usize;
+        if cpu >= self.nr_cpus {
+            return;
+        }
+        if self.cpus[cpu].running == Some(bi) {
+            self.charge(now, cpu, cx);
+            self.cpus[cpu].running = None;
+        }
+        let Some(b) = self.boosts[bi as usize].as_mut() else {
+            return;
+        };
+        if b.cpu == Some(cpu as u16) {
+            b.cpu = None;
+            self.cpus[cpu].remove(bi);
+        }
+    }
+
+    /// Which task CPU `cpu` should run instead of the stock choice `fair_next`, if any.
+    ///
+    /// `prev` is the task that ran until now; its fast-track time is charged first.
+    pub fn pick<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: Cpu,
+        prev: Tid,
+        fair_next: Tid,
+        cx: &mut Cx<'_, O>,
+    ) -> Option<Tid> {
+        let _ = prev;
+        let cpu = cpu as usize;
+        if cpu >= self.nr_cpus {
+            return None;
+        }
+        if self.cpus[cpu].len == 0 && self.cpus[cpu].running.is_none() {
+            return None;
+        }
+        self.charge(now, cpu, cx);
+        let slice = cx.t.slice_ns;
+        let pc = &mut self.cpus[cpu];
+        if pc.throttled || pc.len == 0 {
+            pc.running = None;
+            return None;
+        }
+        if pc.running == Some(pc.queue[0])
+            && pc.len > 1
+            && now.saturating_sub(pc.slice_start) >= slice
+        {
+            // Round-robin among boosted tasks once the head's slice is spent.
+            let n = pc.len as usize;
+            pc.queue[..n].rotate_left(1);
+            cx.st.bump(Counter::Rotations);
+        }
+        let head = pc.queue[0];
+        if pc.running != Some(head) {
+            pc.slice_start = now;
+        }
+        pc.running = Some(head);
+        pc.run_since = now;
+        let tid = self.boosts[head as usize]
+            .expect("queued boost is live")
+            .tid;
+        if tid == fair_next {
+            return None;
+        }
+        cx.st.bump(Counter::Picks);
+        cx.obs.pick(now, cpu as Cpu, tid);
+        Some(tid)
+    }
+
+    /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
+    pub fn should_preempt<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: Cpu,
+        curr: Tid,
+        waking: Tid,
+        cx: &mut Cx<'_, O>,
+    ) -> bool {
+        if self.boost_of(waking).is_none() || (cpu as usize) >= self.nr_cpus {
+            return false;
+        }
+        self.charge(now, cpu as usize, cx);
+        if self.cpus[cpu as usize].throttled || self.is_boosted(curr) {
+            return false;
+        }
+        cx.st.bump(Counter::Preempts);
+        true
+    }
+
+    /// Where waking boosted task `tid` should run: `prev_cpu` if idle, else the first idle CPU.
+    pub fn select_cpu<O: Observer>(
+        &mut self,
+        tid: Tid,
+        prev_cpu: Cpu,
+        idle_mask: u64,
+        allowed_mask: u64,
+        cx: &mut Cx<'_, O>,
+    ) -> Option<Cpu> {
+        self.boost_of(tid)?;
+        let valid = if self.nr_cpus >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.nr_cpus) - 1
+        };
+        let cand = idle_mask & allowed_mask & valid;
+        if cand == 0 {
+            return None;
+        }
+        let cpu = if (prev_cpu as usize) < 64 && cand & (1 << prev_cpu) != 0 {
+            prev_cpu
+        } else {
+            cand.trailing_zeros()
+        };
+        cx.st.bump(Counter::SelectIdle);
+        Some(cpu)
+    }
+
+    /// The scheduler tick on CPU `cpu` running `curr`; returns true if the CPU should reschedule.
+    pub fn tick<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: Cpu,
+        curr: Tid,
+        cx: &mut Cx<'_, O>,
+    ) -> bool {
+        let c = cpu as usize;
+        if c >= self.nr_cpus {
+            return false;
+        }
+        let pc = &self.cpus[c];
+        if pc.running.is_none() && pc.len == 0 {
+            return false;
+        }
+        let was_throttled = pc.throttled;
+        let was_running = pc.running;
+        self.charge(now, c, cx);
+        let slice = cx.t.slice_ns;
+        let pc = &mut self.cpus[c];
+        if let Some(bi) = pc.running {
+            if self.boosts[bi as usize].is_none_or(|b| b.tid != curr) {
+                // Something else (an RT task, say) runs now: stop charging the boost.
+                pc.running = None;
+            }
+        }
+        let budget_ended = was_running.is_some() && pc.running.is_none();
+        let slice_over =
+            pc.running.is_some() && pc.len > 1 && now.saturating_sub(pc.slice_start) >= slice;
+        (pc.throttled && !was_throttled) || slice_over || budget_ended
+    }
+
+    /// Checks the structural invariants and bounds; used by tests.
+    pub fn check(&self, t: &Tunables) -> Result<(), &'static str> {
+        let grants = self.grants.iter().flatten().count();
+        if grants > t.max_grants as usize {
+            return Err("more grants than max_grants");
+        }
+        for (bi, b) in self.boosts.iter().enumerate() {
+            let Some(b) = b else { continue };
+            let n = self
+                .grants
+                .iter()
+                .flatten()
+                .filter(|g| g.boost as usize == bi)
+                .count();
+            if n != b.reasons as usize || n == 0 {
+                return Err("boost reasons out of sync");
+            }
+            if self
+                .grants
+                .iter()
+                .flatten()
+                .any(|g| g.boost as usize == bi && g.blocker != b.tid)
+            {
+                return Err("grant names another task than its boost");
+            }
+            if b.used >= t.budget_ns {
+                return Err("boost over budget");
+            }
+            if !self.filter.may_contain(b.tid) {
+                return Err("boost missing from filter");
+            }
+            let queued: usize = self.cpus[..self.nr_cpus]
+                .iter()
+                .map(|pc| {
+                    pc.queue[..pc.len as usize]
+                        .iter()
+                        .filter(|&&x| x as usize == bi)
+                        .count()
+                })
+                .sum();
+            match b.cpu {
+                Some(c)
+                    if queued == 1
+                        && self.cpus[c as usize].queue[..self.cpus[c as usize].len as usize]
+                            .contains(&(bi as u8)) => {}
+                None if queued == 0 => {}
+                _ => return Err("queue membership out of sync"),
+            }
+        }
+        for pc in &self.cpus[..self.nr_cpus] {
+            if pc.len as u32 > t.queue_cap {
+                return Err("queue over queue_cap");
+            }
+            if pc.queue[..pc.len as usize]
+                .iter()
+                .any(|&bi| self.boosts[bi as usize].is_none())
+            {
+                return Err("queue holds a dead boost");
+            }
+            if pc
+                .running
+                .is_some_and(|bi| self.boosts[bi as usize].is_none())
+            {
+                return Err("running a dead boost");
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,117 @@
+//! The SuperPass policy engine and the `/dev/superpass` ABI.
+//!
+//! Everything SuperPass *decides* lives here: which threads are critical, which threads block
+//! them, which blockers get the fast track, for how long, and what the counters say. The kernel
+//! module, the simulator and the HAL service all compile this one crate, so the policy measured
+//! in the simulator is the policy that runs in the kernel.
+//!
+//! The crate is `#![no_std]`, allocates nothing, uses no floating point (the kernel forbids it)
+//! and has no `unsafe` and no dependencies. The kernel module includes it with
+//! `#[path = ".../core/src/lib.rs"] mod superpass_core;`, so every module file is declared with a
+//! plain `mod name;` next to this file and no item names the crate by `crate::` paths that would
+//! break under `#[path]` inclusion: inside the crate, modules refer to each other with `super::`.
+//!
+//! Time, task identity and CPU are plain integers passed in by the caller (nanoseconds, kernel
+//! TIDs, CPU numbers): the crate never asks the platform for anything.
+//!
+//! Data flow: platform hooks call [`Engine`] methods; the engine consults [`critical`], feeds the
+//! [`detector`], turns the blockers it names into grants held by [`fasttrack`], and accounts
+//! everything in [`stats`], all bounded by [`tunables`]. [`abi`] decodes and encodes the ioctl
+//! messages and [`Engine::ioctl`] applies them.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod abi;
+pub mod critical;
+pub mod detector;
+pub mod engine;
+pub mod fasttrack;
+pub mod filter;
+pub mod stats;
+pub mod tunables;
+
+pub use engine::{Engine, NoObserver, Observer, RevokeReason};
+
+/// A kernel thread id (`pid_t`); values `<= 0` never name a task.
+pub type Tid = i32;
+/// A lock's identity: its kernel address, or any unique id in the simulator.
+pub type LockId = u64;
+/// A monotonic timestamp or duration in nanoseconds.
+pub type Nanos = u64;
+/// A CPU number.
+pub type Cpu = u32;
+
+/// The most CPUs the per-CPU state covers; CPUs at or above this are never fast-tracked.
+pub const MAX_CPUS: usize = 64;
+
+/// The kind of lock a thread waits for, as the lock hooks report it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum LockKind {
+    /// A sleeping `struct mutex`: one owner.
+    Mutex = 0,
+    /// The read side of a `struct rw_semaphore`: blocked by the writer.
+    RwsemRead = 1,
+    /// The write side of a `struct rw_semaphore`: blocked by the writer or by the readers.
+    RwsemWrite = 2,
+    /// A user-space futex lock whose owner is known: one owner.
+    Futex = 3,
+}
+
+impl LockKind {
+    /// Decodes the ABI/trace encoding of a lock kind.
+    pub const fn from_u32(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Self::Mutex),
+            1 => Some(Self::RwsemRead),
+            2 => Some(Self::RwsemWrite),
+            3 => Some(Self::Futex),
+            _ => None,
+        }
+    }
+
+    /// The name used in traces and docs.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Mutex => "mutex",
+            Self::RwsemRead => "rwsem-read",
+            Self::RwsemWrite => "rwsem-write",
+            Self::Futex => "futex",
+        }
+    }
+}
+
+/// What a critical thread does for the user; the role is reported, not weighted, by the policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Role {
+    /// The foreground app's UI (main) thread.
+    Ui = 0,
+    /// The foreground app's RenderThread.
+    Render = 1,
+    /// Any other latency-critical thread a client registers.
+    Other = 2,
+}
+
+impl Role {
+    /// Decodes the ABI encoding of a role.
+    pub const fn from_u32(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Self::Ui),
+            1 => Some(Self::Render),
+            2 => Some(Self::Other),
+            _ => None,
+        }
+    }
+
+    /// The name used in the service, traces and docs.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Ui => "ui",
+            Self::Render => "render",
+            Self::Other => "other",
+        }
+    }
+}

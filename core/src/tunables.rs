@@ -1,0 +1,305 @@
+//! Every bound the policy obeys, with its default, its range and its validation.
+//!
+//! Bounds are what make the fast track safe to ship: each hook does bounded work and each boosted
+//! task gets bounded CPU. Memory is sized at compile time for the *largest* allowed value
+//! (the `MAX_*` constants); a tunable picks the effective bound below it at run time.
+//! `docs/tunables.md` lists the same table; a test keeps the two in agreement.
+
+use super::abi::AbiError;
+
+/// Compile-time capacity of the critical set.
+pub const MAX_CRITICAL: usize = 32;
+/// Compile-time capacity of the lock table (a multiple of [`LOCK_WAYS`]).
+pub const MAX_LOCK_SLOTS: usize = 256;
+/// Associativity of the lock table: a lock may live in any of this many slots of its set.
+pub const LOCK_WAYS: usize = 8;
+/// Compile-time capacity of tracked readers per rwsem.
+pub const MAX_READERS: usize = 8;
+/// Compile-time bound on blocker-chain depth.
+pub const MAX_DEPTH: usize = 8;
+/// Compile-time capacity of the grant table (and of the boosted-task table).
+pub const MAX_GRANTS: usize = 64;
+/// Compile-time capacity of each CPU's fast-track queue.
+pub const MAX_QUEUE: usize = 16;
+
+/// One tunable's metadata: the single source for validation, docs and the service's `set`.
+#[derive(Clone, Copy, Debug)]
+pub struct TunableDesc {
+    /// The key used by the ABI docs, the service (`set <key> <value>`) and docs/tunables.md.
+    pub name: &'static str,
+    /// The default value.
+    pub default: u64,
+    /// The smallest accepted value.
+    pub min: u64,
+    /// The largest accepted value.
+    pub max: u64,
+    /// The unit of the value.
+    pub unit: &'static str,
+    /// One sentence on what it bounds.
+    pub doc: &'static str,
+}
+
+/// The number of tunables.
+pub const NUM_TUNABLES: usize = 10;
+
+/// Every tunable in ABI order (the order of [`Tunables::to_array`]).
+pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
+    TunableDesc {
+        name: "max_critical",
+        default: 32,
+        min: 1,
+        max: MAX_CRITICAL as u64,
+        unit: "threads",
+        doc: "How many threads may be registered as critical at once.",
+    },
+    TunableDesc {
+        name: "max_depth",
+        default: 3,
+        min: 1,
+        max: MAX_DEPTH as u64,
+        unit: "links",
+        doc: "How deep a chain of blockers is followed (1 = direct blockers only).",
+    },
+    TunableDesc {
+        name: "max_readers",
+        default: 4,
+        min: 0,
+        max: MAX_READERS as u64,
+        unit: "readers",
+        doc: "How many concurrent readers are tracked per rwsem; further readers are counted as missed.",
+    },
+    TunableDesc {
+        name: "lock_slots",
+        default: 64,
+        min: LOCK_WAYS as u64,
+        max: MAX_LOCK_SLOTS as u64,
+        unit: "locks",
+        doc: "How many locks are tracked at once (a multiple of 8); changing it clears the table.",
+    },
+    TunableDesc {
+        name: "max_grants",
+        default: 32,
+        min: 1,
+        max: MAX_GRANTS as u64,
+        unit: "grants",
+        doc: "How many (blocker, waiter) grants may be live at once.",
+    },
+    TunableDesc {
+        name: "queue_cap",
+        default: 8,
+        min: 1,
+        max: MAX_QUEUE as u64,
+        unit: "tasks",
+        doc: "How many fast-tracked tasks each CPU queues; more are left to the stock scheduler.",
+    },
+    TunableDesc {
+        name: "slice_ns",
+        default: 2_000_000,
+        min: 100_000,
+        max: 20_000_000,
+        unit: "ns",
+        doc: "How long a fast-tracked task runs before the next fast-tracked task on its CPU gets a turn.",
+    },
+    TunableDesc {
+        name: "budget_ns",
+        default: 8_000_000,
+        min: 500_000,
+        max: 100_000_000,
+        unit: "ns",
+        doc: "How much fast-tracked CPU time a boosted task gets before its grants are revoked.",
+    },
+    TunableDesc {
+        name: "throttle_window_ns",
+        default: 100_000_000,
+        min: 10_000_000,
+        max: 1_000_000_000,
+        unit: "ns",
+        doc: "The window over which each CPU's fast-track share is measured.",
+    },
+    TunableDesc {
+        name: "throttle_max_pct",
+        default: 50,
+        min: 1,
+        max: 100,
+        unit: "%",
+        doc: "The largest share of a window a CPU may spend running fast-tracked tasks.",
+    },
+];
+
+/// The effective bounds of a running engine.
+///
+/// # Invariants
+///
+/// A `Tunables` held by an engine always passes [`Tunables::validate`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tunables {
+    /// See [`TUNABLES`]: `max_critical`.
+    pub max_critical: u32,
+    /// See [`TUNABLES`]: `max_depth`.
+    pub max_depth: u32,
+    /// See [`TUNABLES`]: `max_readers`.
+    pub max_readers: u32,
+    /// See [`TUNABLES`]: `lock_slots`.
+    pub lock_slots: u32,
+    /// See [`TUNABLES`]: `max_grants`.
+    pub max_grants: u32,
+    /// See [`TUNABLES`]: `queue_cap`.
+    pub queue_cap: u32,
+    /// See [`TUNABLES`]: `slice_ns`.
+    pub slice_ns: u64,
+    /// See [`TUNABLES`]: `budget_ns`.
+    pub budget_ns: u64,
+    /// See [`TUNABLES`]: `throttle_window_ns`.
+    pub throttle_window_ns: u64,
+    /// See [`TUNABLES`]: `throttle_max_pct`.
+    pub throttle_max_pct: u32,
+}
+
+impl Default for Tunables {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl Tunables {
+    /// The documented defaults.
+    pub const DEFAULT: Self = Self::from_array_unchecked(&[
+        TUNABLES[0].default,
+        TUNABLES[1].default,
+        TUNABLES[2].default,
+        TUNABLES[3].default,
+        TUNABLES[4].default,
+        TUNABLES[5].default,
+        TUNABLES[6].default,
+        TUNABLES[7].default,
+        TUNABLES[8].default,
+        TUNABLES[9].default,
+    ]);
+
+    const fn from_array_unchecked(v: &[u64; NUM_TUNABLES]) -> Self {
+        Self {
+            max_critical: v[0] as u32,
+            max_depth: v[1] as u32,
+            max_readers: v[2] as u32,
+            lock_slots: v[3] as u32,
+            max_grants: v[4] as u32,
+            queue_cap: v[5] as u32,
+            slice_ns: v[6],
+            budget_ns: v[7],
+            throttle_window_ns: v[8],
+            throttle_max_pct: v[9] as u32,
+        }
+    }
+
+    /// The values in [`TUNABLES`] order.
+    pub const fn to_array(&self) -> [u64; NUM_TUNABLES] {
+        [
+            self.max_critical as u64,
+            self.max_depth as u64,
+            self.max_readers as u64,
+            self.lock_slots as u64,
+            self.max_grants as u64,
+            self.queue_cap as u64,
+            self.slice_ns,
+            self.budget_ns,
+            self.throttle_window_ns,
+            self.throttle_max_pct as u64,
+        ]
+    }
+
+    /// Builds tunables from values in [`TUNABLES`] order, validating every one.
+    pub fn from_array(v: &[u64; NUM_TUNABLES]) -> Result<Self, AbiError> {
+        for (d, &x) in TUNABLES.iter().zip(v.iter()) {
+            check(d, x)?;
+        }
+        let t = Self::from_array_unchecked(v);
+        t.validate()?;
+        Ok(t)
+    }
+
+    /// Checks every value against its range and the cross-field rules.
+    pub fn validate(&self) -> Result<(), AbiError> {
+        for (d, x) in TUNABLES.iter().zip(self.to_array()) {
+            check(d, x)?;
+        }
+        if self.lock_slots as usize % LOCK_WAYS != 0 {
+            return Err(AbiError::BadValue);
+        }
+        // A slice longer than the budget would never rotate before revocation.
+        if self.slice_ns > self.budget_ns {
+            return Err(AbiError::BadValue);
+        }
+        Ok(())
+    }
+
+    /// The value of the tunable called `name`.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        let i = TUNABLES.iter().position(|d| d.name == name)?;
+        Some(self.to_array()[i])
+    }
+
+    /// Sets the tunable called `name`, leaving `self` unchanged if the result is invalid.
+    pub fn set(&mut self, name: &str, value: u64) -> Result<(), AbiError> {
+        let i = TUNABLES
+            .iter()
+            .position(|d| d.name == name)
+            .ok_or(AbiError::UnknownTunable)?;
+        let mut v = self.to_array();
+        v[i] = value;
+        *self = Self::from_array(&v)?;
+        Ok(())
+    }
+}
+
+fn check(d: &TunableDesc, x: u64) -> Result<(), AbiError> {
+    if x < d.min || x > d.max {
+        Err(AbiError::BadValue)
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_match_table() {
+        let t = Tunables::default();
+        t.validate().unwrap();
+        for (d, v) in TUNABLES.iter().zip(t.to_array()) {
+            assert_eq!(d.default, v, "{}", d.name);
+            assert!(d.min <= d.default && d.default <= d.max, "{}", d.name);
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        for (i, a) in TUNABLES.iter().enumerate() {
+            for b in &TUNABLES[i + 1..] {
+                assert_ne!(a.name, b.name);
+            }
+        }
+    }
+
+    #[test]
+    fn set_validates_and_keeps_old_value_on_error() {
+        let mut t = Tunables::default();
+        assert_eq!(t.set("max_depth", 0), Err(AbiError::BadValue));
+        assert_eq!(t.set("max_depth", 9), Err(AbiError::BadValue));
+        assert_eq!(t.get("max_depth"), Some(3));
+        t.set("max_depth", 8).unwrap();
+        assert_eq!(t.max_depth, 8);
+        assert_eq!(t.set("lock_slots", 12), Err(AbiError::BadValue));
+        assert_eq!(t.set("nope", 1), Err(AbiError::UnknownTunable));
+        assert_eq!(t.set("slice_ns", 9_000_000), Err(AbiError::BadValue));
+        assert_eq!(t.slice_ns, 2_000_000);
+    }
+
+    #[test]
+    fn roundtrip_array() {
+        let mut t = Tunables::default();
+        t.set("budget_ns", 12_345_678).unwrap();
+        assert_eq!(Tunables::from_array(&t.to_array()).unwrap(), t);
+    }
+}

@@ -1,0 +1,44 @@
+//! `cargo xtask ci`: the README's test command, run by `.ci/run` on a fresh machine.
+
+use crate::util::{cargo, run, wants_help};
+
+const HELP: &str = "usage: cargo xtask ci [--host-only]
+
+Runs, in order, and stops at the first failure:
+  1. cargo fmt --check
+  2. cargo clippy --workspace --all-targets -- -D warnings
+  3. cargo test --workspace (unit, property and integration tests)
+
+  --host-only   skip the steps that need the kernel and QEMU
+";
+
+pub fn run_host() -> Result<(), String> {
+    run("fmt", cargo().args(["fmt", "--all", "--check"]))?;
+    run(
+        "clippy",
+        cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
+    run("test", cargo().args(["test", "--workspace"]))?;
+    Ok(())
+}
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    if wants_help(args) {
+        print!("{HELP}");
+        return Ok(());
+    }
+    for a in args {
+        if a != "--host-only" {
+            return Err(format!("unknown option `{a}`\n{HELP}"));
+        }
+    }
+    run_host()?;
+    Ok(())
+}

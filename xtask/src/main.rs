@@ -1,0 +1,55 @@
+//! `cargo xtask`: the one entry point that builds, tests and demonstrates SuperPass.
+//!
+//! Each task lives in its own file; this root only parses the command line and dispatches.
+
+mod ci;
+mod util;
+
+use std::process::ExitCode;
+
+/// A task that `cargo xtask <name>` can run.
+struct Task {
+    name: &'static str,
+    about: &'static str,
+    run: fn(&[String]) -> Result<(), String>,
+}
+
+const TASKS: &[Task] = &[Task {
+    name: "ci",
+    about: "Everything CI checks: fmt, clippy (warnings denied), all tests, then the guest tests",
+    run: ci::main,
+}];
+
+fn usage() -> String {
+    let mut s =
+        String::from("usage: cargo xtask <task> [args]\n\nSuperPass project automation. Tasks:\n");
+    for t in TASKS {
+        s.push_str(&format!("  {:<10} {}\n", t.name, t.about));
+    }
+    s.push_str("\nRun `cargo xtask <task> --help` for a task's own options.\n");
+    s
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(name) = args.first() else {
+        eprint!("{}", usage());
+        return ExitCode::from(2);
+    };
+    if name == "help" || name == "--help" || name == "-h" {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
+    let Some(task) = TASKS.iter().find(|t| t.name == name) else {
+        eprintln!("xtask: unknown task `{name}`\n");
+        eprint!("{}", usage());
+        return ExitCode::from(2);
+    };
+    match (task.run)(&args[1..]) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask {}: error: {e}", task.name);
+            ExitCode::FAILURE
+        }
+    }
+}
