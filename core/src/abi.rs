@@ -518,13 +518,26 @@ impl Message for CriticalList {
         Ok(())
     }
     fn decode(b: &[u8]) -> Result<Self, AbiError> {
+        let l = Self::decode_any(b)?;
+        if l.generation != 0 {
+            return Err(AbiError::Reserved);
+        }
+        Ok(l)
+    }
+}
+
+impl CriticalList {
+    /// Decodes a [`GET_CRITICAL`] reply, which carries the set's generation.
+    pub fn decode_reply(b: &[u8]) -> Result<Self, AbiError> {
+        Self::decode_any(b)
+    }
+
+    fn decode_any(b: &[u8]) -> Result<Self, AbiError> {
         let mut r = Reader::new(b, Self::SIZE)?;
         let hdr = r.header(Self::SIZE)?;
         let count = r.u32()?;
         r.zero32()?;
-        if r.u64()? != 0 {
-            return Err(AbiError::Reserved);
-        }
+        let generation = r.u64()?;
         if count as usize > MAX_CRITICAL_ENTRIES {
             return Err(AbiError::TooMany);
         }
@@ -547,7 +560,7 @@ impl Message for CriticalList {
             hdr,
             count,
             reserved: 0,
-            generation: 0,
+            generation,
             entries,
         })
     }
@@ -865,6 +878,10 @@ const _: () = assert!(NUM_TUNABLES <= TUNABLE_SLOTS);
 
 /// A decoded, validated request.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "no allocator: a request lives on the ioctl path's stack (280 bytes at most)"
+)]
 pub enum Request {
     /// [`GET_VERSION`].
     GetVersion,

@@ -75,6 +75,7 @@ pub struct Blockers {
 
 impl Blockers {
     /// The blockers found.
+    #[inline]
     pub fn as_slice(&self) -> &[Tid] {
         &self.tids[..self.len]
     }
@@ -253,8 +254,19 @@ impl Detector {
     ) -> Blockers {
         let mut b = Blockers::default();
         // A task waits for one lock at a time: a new wait replaces a stale record.
-        self.wait_finish(w.waiter);
-        let Some(slot) = self.waits.iter().position(|x| x.is_none()) else {
+        let mut free = None;
+        for (j, x) in self.waits[..self.hi].iter().enumerate() {
+            match x {
+                Some(old) if old.waiter == w.waiter => {
+                    self.wait_finish(w.waiter);
+                    free = Some(j);
+                    break;
+                }
+                None if free.is_none() => free = Some(j),
+                _ => {}
+            }
+        }
+        let Some(slot) = free.or((self.hi < MAX_WAITS).then_some(self.hi)) else {
             return b;
         };
         self.waits[slot] = Some(w);

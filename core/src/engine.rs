@@ -8,7 +8,7 @@
 use super::abi::{self, AbiError, Message, Request};
 use super::critical::CriticalSet;
 use super::detector::{Detector, Wait};
-use super::fasttrack::{Cx, FastTrack, GrantOutcome};
+use super::fasttrack::{Cx, FastTrack, GrantOutcome, Link};
 use super::filter::TidFilter;
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
 use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
@@ -91,16 +91,31 @@ impl Observer for NoObserver {}
 
 /// The tasks a lock wait boosted, which the platform must locate with [`Engine::enqueue`] if
 /// they are already on a runqueue (their enqueue happened before they were boosted).
+///
+/// The list sits behind an `Option` so the common answer, "nothing", costs one store.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Boosted {
+pub struct Boosted(Option<BoostedList>);
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct BoostedList {
     tids: [Tid; super::detector::MAX_BLOCKERS],
     len: usize,
 }
 
 impl Boosted {
     /// The newly boosted tasks.
+    #[inline]
     pub fn as_slice(&self) -> &[Tid] {
-        &self.tids[..self.len]
+        match &self.0 {
+            Some(l) => &l.tids[..l.len],
+            None => &[],
+        }
+    }
+
+    fn push(&mut self, t: Tid) {
+        let l = self.0.get_or_insert_with(BoostedList::default);
+        l.tids[l.len] = t;
+        l.len += 1;
     }
 }
 
@@ -210,6 +225,7 @@ impl<O: Observer> Engine<O> {
         self.ft
             .revoke(now, RevokeReason::Reconfigured, |_| true, cx!(self));
         self.tun = t;
+        self.ft.configure(&self.tun);
         self.detector.reset(&self.tun);
         // A smaller critical capacity drops the newest registrations.
         while self.critical.len() > t.max_critical as usize {
@@ -351,12 +367,16 @@ impl<O: Observer> Engine<O> {
                 // The chain came back to the critical thread itself: boosting it is pointless.
                 continue;
             }
-            let outcome = self
-                .ft
-                .grant(now, b, waiter, root, lock, depth + 1, cx!(self));
+            let link = Link {
+                blocker: b,
+                via: waiter,
+                root,
+                lock,
+                depth: depth + 1,
+            };
+            let outcome = self.ft.grant(now, link, cx!(self));
             if outcome == GrantOutcome::Boosted {
-                out.tids[out.len] = b;
-                out.len += 1;
+                out.push(b);
             }
         }
         out

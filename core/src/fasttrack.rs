@@ -87,6 +87,21 @@ impl PerCpu {
     }
 }
 
+/// One blocking relation the detector found: what a grant is made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The task holding the lock.
+    pub blocker: Tid,
+    /// The task waiting for it.
+    pub via: Tid,
+    /// The critical thread at the top of the chain.
+    pub root: Tid,
+    /// The lock.
+    pub lock: LockId,
+    /// The blocker's distance from the critical thread (1 = direct).
+    pub depth: u32,
+}
+
 /// What a grant request did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GrantOutcome {
@@ -122,8 +137,14 @@ pub struct Cx<'a, O: Observer> {
 pub struct FastTrack {
     grants: [Option<Grant>; MAX_GRANTS],
     boosts: [Option<Boost>; MAX_GRANTS],
+    /// One past the highest live grant and boost slots: scans stop there.
+    ghi: usize,
+    bhi: usize,
     cpus: [PerCpu; MAX_CPUS],
     nr_cpus: usize,
+    /// `throttle_window_ns`, and its `throttle_max_pct` share, derived once per tunables change.
+    window_ns: Nanos,
+    cap_ns: Nanos,
     filter: TidFilter,
 }
 
@@ -134,10 +155,21 @@ impl FastTrack {
         Self {
             grants: [None; MAX_GRANTS],
             boosts: [None; MAX_GRANTS],
+            ghi: 0,
+            bhi: 0,
             cpus: [IDLE_CPU; MAX_CPUS],
             nr_cpus: if n > MAX_CPUS { MAX_CPUS } else { n },
+            window_ns: Tunables::DEFAULT.throttle_window_ns,
+            cap_ns: Tunables::DEFAULT.throttle_window_ns / 100
+                * Tunables::DEFAULT.throttle_max_pct as u64,
             filter: TidFilter::new(),
         }
+    }
+
+    /// Adopts new tunables; call with no grants live (the engine revokes them first).
+    pub fn configure(&mut self, t: &Tunables) {
+        self.window_ns = t.throttle_window_ns;
+        self.cap_ns = t.throttle_window_ns / 100 * t.throttle_max_pct as u64;
     }
 
     /// The number of CPUs covered.
@@ -151,7 +183,7 @@ impl FastTrack {
         if !self.filter.may_contain(tid) {
             return None;
         }
-        self.boosts
+        self.boosts[..self.bhi]
             .iter()
             .position(|b| b.is_some_and(|b| b.tid == tid))
             .map(|i| i as u8)
@@ -189,20 +221,23 @@ impl FastTrack {
         self.cpus.get(cpu as usize).is_some_and(|c| c.throttled)
     }
 
-    /// Grants `blocker` the fast track because it blocks `via` on `lock`.
+    /// Grants `link.blocker` the fast track because it blocks `link.via` on `link.lock`.
     pub fn grant<O: Observer>(
         &mut self,
         now: Nanos,
-        blocker: Tid,
-        via: Tid,
-        root: Tid,
-        lock: LockId,
-        depth: u32,
+        link: Link,
         cx: &mut Cx<'_, O>,
     ) -> GrantOutcome {
+        let Link {
+            blocker,
+            via,
+            root,
+            lock,
+            depth,
+        } = link;
         let limit = cx.t.max_grants as usize;
         let mut free = None;
-        for (i, g) in self.grants.iter().enumerate().take(limit) {
+        for (i, g) in self.grants[..self.ghi].iter().enumerate() {
             match g {
                 Some(g) if g.blocker == blocker && g.via == via && g.lock == lock => {
                     return GrantOutcome::Exists
@@ -211,6 +246,7 @@ impl FastTrack {
                 _ => {}
             }
         }
+        let free = free.or((self.ghi < limit).then_some(self.ghi));
         let Some(gi) = free else {
             cx.st.bump(Counter::MissedGrants);
             return GrantOutcome::Missed;
@@ -220,6 +256,7 @@ impl FastTrack {
             None => {
                 // There is always a free boost slot: boosts never outnumber grants.
                 let Some(bi) = self.boosts.iter().position(|b| b.is_none()) else {
+                    // Unreachable while boosts never outnumber grants; counted, not trusted.
                     cx.st.bump(Counter::MissedGrants);
                     return GrantOutcome::Missed;
                 };
@@ -231,6 +268,7 @@ impl FastTrack {
                     depth,
                     root,
                 });
+                self.bhi = self.bhi.max(bi + 1);
                 self.filter.insert(blocker);
                 cx.obs.boosted(now, blocker);
                 (bi as u8, GrantOutcome::Boosted)
@@ -250,6 +288,7 @@ impl FastTrack {
             depth,
             boost: bi,
         });
+        self.ghi = self.ghi.max(gi + 1);
         cx.st.bump(Counter::Grants);
         cx.obs.grant(now, blocker, via, root, lock, depth);
         outcome
@@ -264,7 +303,7 @@ impl FastTrack {
         cx: &mut Cx<'_, O>,
     ) {
         let mut ended_any = false;
-        for gi in 0..MAX_GRANTS {
+        for gi in 0..self.ghi {
             if self.grants[gi].is_some_and(|g| pred(&g)) {
                 self.drop_grant(now, gi, reason, cx);
                 ended_any = true;
@@ -281,7 +320,7 @@ impl FastTrack {
     fn collapse_chains<O: Observer>(&mut self, now: Nanos, cx: &mut Cx<'_, O>) {
         for _ in 0..super::tunables::MAX_DEPTH {
             let mut changed = false;
-            for gi in 0..MAX_GRANTS {
+            for gi in 0..self.ghi {
                 let Some(g) = self.grants[gi] else { continue };
                 if g.depth > 1 && !self.is_boosted(g.via) {
                     self.drop_grant(now, gi, RevokeReason::Chain, cx);
@@ -331,6 +370,9 @@ impl FastTrack {
             return;
         }
         let b = self.boosts[bi].take().expect("live boost");
+        while self.bhi > 0 && self.boosts[self.bhi - 1].is_none() {
+            self.bhi -= 1;
+        }
         if let Some(c) = b.cpu {
             let pc = &mut self.cpus[c as usize];
             pc.remove(bi as u8);
@@ -349,8 +391,8 @@ impl FastTrack {
     }
 
     /// Charges the CPU's running boosted task up to `now`, rolls the window, applies the bounds.
+    #[inline(always)]
     fn charge<O: Observer>(&mut self, now: Nanos, cpu: usize, cx: &mut Cx<'_, O>) {
-        let t = cx.t;
         let pc = &mut self.cpus[cpu];
         let mut over_budget = None;
         if let Some(bi) = pc.running {
@@ -360,26 +402,39 @@ impl FastTrack {
             cx.st.add(Counter::FastTrackNs, dt);
             if let Some(b) = self.boosts[bi as usize].as_mut() {
                 b.used += dt;
-                if b.used >= t.budget_ns {
+                if b.used >= cx.t.budget_ns {
                     over_budget = Some(bi);
                 }
             }
         }
-        if now.saturating_sub(pc.window_start) >= t.throttle_window_ns {
+        if now.saturating_sub(pc.window_start) >= cx.t.throttle_window_ns
+            || (!pc.throttled && pc.window_used >= self.cap_ns)
+        {
+            self.roll_or_throttle(now, cpu, cx.st);
+        }
+        if let Some(bi) = over_budget {
+            self.revoke_budget(now, bi, cx);
+        }
+    }
+
+    /// Starts a new throttle window, or throttles the CPU for the rest of this one.
+    #[cold]
+    fn roll_or_throttle(&mut self, now: Nanos, cpu: usize, st: &mut Stats) {
+        let pc = &mut self.cpus[cpu];
+        if now.saturating_sub(pc.window_start) >= self.window_ns {
             pc.window_start = now;
             pc.window_used = 0;
             pc.throttled = false;
         }
-        if !pc.throttled
-            && (pc.window_used as u128) * 100
-                >= (t.throttle_window_ns as u128) * (t.throttle_max_pct as u128)
-        {
+        if !pc.throttled && pc.window_used >= self.cap_ns {
             pc.throttled = true;
-            cx.st.bump(Counter::Throttles);
+            st.bump(Counter::Throttles);
         }
-        if let Some(bi) = over_budget {
-            self.revoke(now, RevokeReason::Budget, |g| g.boost == bi, cx);
-        }
+    }
+
+    #[cold]
+    fn revoke_budget<O: Observer>(&mut self, now: Nanos, bi: u8, cx: &mut Cx<'_, O>) {
+        self.revoke(now, RevokeReason::Budget, |g| g.boost == bi, cx);
     }
 
     /// `tid` is now on CPU `cpu`'s runqueue; returns true if that CPU should reschedule now.
@@ -447,6 +502,7 @@ impl FastTrack {
     /// Which task CPU `cpu` should run instead of the stock choice `fair_next`, if any.
     ///
     /// `prev` is the task that ran until now; its fast-track time is charged first.
+    #[inline(always)]
     pub fn pick<O: Observer>(
         &mut self,
         now: Nanos,
@@ -456,13 +512,23 @@ impl FastTrack {
         cx: &mut Cx<'_, O>,
     ) -> Option<Tid> {
         let _ = prev;
-        let cpu = cpu as usize;
-        if cpu >= self.nr_cpus {
-            return None;
+        let c = cpu as usize;
+        match self.cpus.get(c) {
+            Some(pc) if c < self.nr_cpus && (pc.running.is_some() || pc.len != 0) => {
+                self.pick_busy(now, c, fair_next, cx)
+            }
+            _ => None,
         }
-        if self.cpus[cpu].len == 0 && self.cpus[cpu].running.is_none() {
-            return None;
-        }
+    }
+
+    #[inline(never)]
+    fn pick_busy<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: usize,
+        fair_next: Tid,
+        cx: &mut Cx<'_, O>,
+    ) -> Option<Tid> {
         self.charge(now, cpu, cx);
         let slice = cx.t.slice_ns;
         let pc = &mut self.cpus[cpu];
@@ -545,6 +611,7 @@ impl FastTrack {
     }
 
     /// The scheduler tick on CPU `cpu` running `curr`; returns true if the CPU should reschedule.
+    #[inline(always)]
     pub fn tick<O: Observer>(
         &mut self,
         now: Nanos,
@@ -553,13 +620,23 @@ impl FastTrack {
         cx: &mut Cx<'_, O>,
     ) -> bool {
         let c = cpu as usize;
-        if c >= self.nr_cpus {
-            return false;
+        match self.cpus.get(c) {
+            Some(pc) if c < self.nr_cpus && (pc.running.is_some() || pc.len != 0) => {
+                self.tick_busy(now, c, curr, cx)
+            }
+            _ => false,
         }
+    }
+
+    #[inline(never)]
+    fn tick_busy<O: Observer>(
+        &mut self,
+        now: Nanos,
+        c: usize,
+        curr: Tid,
+        cx: &mut Cx<'_, O>,
+    ) -> bool {
         let pc = &self.cpus[c];
-        if pc.running.is_none() && pc.len == 0 {
-            return false;
-        }
         let was_throttled = pc.throttled;
         let was_running = pc.running;
         self.charge(now, c, cx);

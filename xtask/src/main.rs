@@ -3,7 +3,10 @@
 //! Each task lives in its own file; this root only parses the command line and dispatches.
 
 mod ci;
+mod insns;
+mod kernel;
 mod util;
+mod vm;
 
 use std::process::ExitCode;
 
@@ -14,11 +17,30 @@ struct Task {
     run: fn(&[String]) -> Result<(), String>,
 }
 
-const TASKS: &[Task] = &[Task {
-    name: "ci",
-    about: "Everything CI checks: fmt, clippy (warnings denied), all tests, then the guest tests",
-    run: ci::main,
-}];
+const TASKS: &[Task] = &[
+    Task {
+        name: "ci",
+        about:
+            "Everything CI checks: fmt, clippy (warnings denied), all tests, then the guest tests",
+        run: ci::main,
+    },
+    Task {
+        name: "insns",
+        about: "Callgrind instruction counts of superpass-core's hot paths (docs/performance.md)",
+        run: insns::main,
+    },
+    Task {
+        name: "kernel",
+        about: "Build (or reuse from the cache) the Linux 6.12 test kernel with vendor hooks",
+        run: kernel::main,
+    },
+    Task {
+        name: "vm-test",
+        about:
+            "Boot the test kernel in QEMU and run the guest tests; writes target/vm/results.json",
+        run: vm::main,
+    },
+];
 
 fn usage() -> String {
     let mut s =

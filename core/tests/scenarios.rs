@@ -1,0 +1,420 @@
+//! Hand-built hook sequences for each rule of the policy, checked against the invariants.
+
+use superpass_core::abi::{self, AbiError, Message};
+use superpass_core::stats::Counter;
+use superpass_core::{Engine, LockKind, Nanos, NoObserver, Observer, RevokeReason, Role, Tid};
+
+const MS: Nanos = 1_000_000;
+const L1: u64 = 0xffff_8880_0000_1000;
+const L2: u64 = 0xffff_8880_0000_2000;
+
+#[derive(Default)]
+struct Log {
+    grants: Vec<(Tid, Tid, u32)>,
+    revokes: Vec<(Tid, RevokeReason)>,
+    picks: Vec<(u32, Tid)>,
+}
+
+impl Observer for Log {
+    fn grant(&mut self, _: Nanos, blocker: Tid, via: Tid, _: Tid, _: u64, depth: u32) {
+        self.grants.push((blocker, via, depth));
+    }
+    fn revoke(&mut self, _: Nanos, blocker: Tid, reason: RevokeReason) {
+        self.revokes.push((blocker, reason));
+    }
+    fn pick(&mut self, _: Nanos, cpu: u32, tid: Tid) {
+        self.picks.push((cpu, tid));
+    }
+}
+
+fn engine() -> Engine<Log> {
+    let mut e = Engine::new(2, Log::default());
+    e.set_enabled(0, true);
+    e.add_critical(0, 100, Role::Ui).unwrap();
+    e
+}
+
+fn ok(e: &Engine<Log>) {
+    e.check_invariants().unwrap();
+}
+
+#[test]
+fn mutex_owner_is_fast_tracked_until_release() {
+    let mut e = engine();
+    let b = e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert_eq!(b.as_slice(), &[200]);
+    assert!(e.is_boosted(200));
+    // The blocker sits on CPU 1's runqueue behind a hog (tid 300).
+    assert!(
+        e.enqueue(MS, 1, 200),
+        "CPU should reschedule to run the blocker"
+    );
+    assert_eq!(e.pick(MS + 10, 1, 300, 300), Some(200));
+    assert_eq!(e.observer().picks, vec![(1, 200)]);
+    ok(&e);
+    e.owner_released(2 * MS, L1, 200);
+    assert!(!e.is_boosted(200));
+    assert_eq!(e.observer().revokes, vec![(200, RevokeReason::Released)]);
+    assert_eq!(e.pick(2 * MS, 1, 200, 300), None);
+    e.wait_finish(2 * MS + 5, 100, L1, true);
+    let s = e.stats();
+    assert_eq!(s.blocking.count(), 1);
+    assert_eq!(s.get(Counter::CriticalWaits), 1);
+    assert_eq!(s.get(Counter::Picks), 1);
+    ok(&e);
+}
+
+#[test]
+fn non_critical_waits_are_ignored() {
+    let mut e = engine();
+    let b = e.wait_start(MS, 101, L1, LockKind::Mutex, Some(200));
+    assert!(b.as_slice().is_empty());
+    assert!(!e.is_boosted(200));
+    assert_eq!(e.stats().get(Counter::CriticalWaits), 0);
+    assert!(!e.enqueue(MS, 0, 200));
+    assert_eq!(e.pick(MS, 0, 1, 2), None);
+}
+
+#[test]
+fn disabled_engine_does_nothing_and_disabling_revokes() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.set_enabled(2 * MS, false);
+    assert!(!e.is_boosted(200));
+    assert_eq!(e.observer().revokes, vec![(200, RevokeReason::Disabled)]);
+    let b = e.wait_start(3 * MS, 100, L1, LockKind::Mutex, Some(200));
+    assert!(b.as_slice().is_empty());
+    ok(&e);
+}
+
+#[test]
+fn waiter_done_ends_grant() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.wait_finish(2 * MS, 100, L1, false);
+    assert!(!e.is_boosted(200));
+    assert_eq!(e.observer().revokes, vec![(200, RevokeReason::WaiterDone)]);
+    ok(&e);
+}
+
+#[test]
+fn rwsem_writer_boosts_tracked_readers_and_counts_the_rest() {
+    let mut e = engine();
+    let mut t = *e.tunables();
+    t.max_readers = 2;
+    e.set_tunables(0, t).unwrap();
+    for r in [201, 202, 203] {
+        e.reader_acquired(MS, L1, r);
+    }
+    let b = e.wait_start(2 * MS, 100, L1, LockKind::RwsemWrite, None);
+    assert_eq!(b.as_slice(), &[201, 202]);
+    assert_eq!(e.stats().get(Counter::MissedReaders), 1);
+    e.reader_released(3 * MS, L1, 201);
+    assert!(!e.is_boosted(201) && e.is_boosted(202));
+    e.reader_released(3 * MS, L1, 203);
+    e.reader_released(3 * MS, L1, 202);
+    assert!(!e.is_boosted(202));
+    ok(&e);
+}
+
+#[test]
+fn rwsem_reader_waits_for_writer() {
+    let mut e = engine();
+    let b = e.wait_start(MS, 100, L1, LockKind::RwsemRead, Some(250));
+    assert_eq!(b.as_slice(), &[250]);
+}
+
+#[test]
+fn chains_follow_blockers_up_to_max_depth() {
+    let mut e = engine();
+    // 100 waits on L1 held by 200; 200 waits on L2 held by 300; 300 waits on L3 held by 400...
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    let b = e.wait_start(MS + 1, 200, L2, LockKind::Mutex, Some(300));
+    assert_eq!(b.as_slice(), &[300]);
+    let b = e.wait_start(MS + 2, 300, 0x3000, LockKind::Mutex, Some(400));
+    assert_eq!(b.as_slice(), &[400]);
+    // Default max_depth is 3: the fourth link is counted, not granted.
+    let b = e.wait_start(MS + 3, 400, 0x4000, LockKind::Mutex, Some(500));
+    assert!(b.as_slice().is_empty());
+    assert_eq!(e.stats().get(Counter::MissedDepth), 1);
+    assert_eq!(
+        e.observer().grants,
+        vec![(200, 100, 1), (300, 200, 2), (400, 300, 3)]
+    );
+    ok(&e);
+    // When 200's own wait ends, the grant to 300 (and the one hanging from it) end.
+    e.wait_finish(2 * MS, 200, L2, true);
+    assert!(e.is_boosted(200) && !e.is_boosted(300) && !e.is_boosted(400));
+    ok(&e);
+    // The critical waiter getting its lock ends everything.
+    e.wait_finish(3 * MS, 100, L1, true);
+    assert_eq!(e.fast_track().boosted_count(), 0);
+    ok(&e);
+}
+
+#[test]
+fn chain_collapses_when_a_middle_link_is_released() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.wait_start(MS + 1, 200, L2, LockKind::Mutex, Some(300));
+    // 200 releases L1 while still waiting on L2 (odd, but the chain must not dangle).
+    e.owner_released(2 * MS, L1, 200);
+    assert!(!e.is_boosted(200));
+    assert!(!e.is_boosted(300), "grant via an unboosted link must end");
+    ok(&e);
+}
+
+#[test]
+fn budget_bounds_fast_tracked_cpu() {
+    let mut e = engine();
+    let budget = e.tunables().budget_ns;
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.enqueue(0, 0, 200);
+    assert_eq!(e.pick(0, 0, 300, 300), Some(200));
+    let mut now = 0;
+    let mut resched = false;
+    while !resched {
+        now += MS;
+        resched = e.tick(now, 0, 200);
+        ok(&e);
+        assert!(now <= budget + MS, "budget overrun");
+    }
+    assert!(!e.is_boosted(200));
+    assert_eq!(e.stats().get(Counter::RevokeBudget), 1);
+    assert!(e.stats().get(Counter::FastTrackNs) >= budget);
+    assert_eq!(e.pick(now, 0, 200, 300), None);
+}
+
+#[test]
+fn slice_rotates_between_boosted_tasks_on_one_cpu() {
+    let mut e = engine();
+    e.add_critical(0, 101, Role::Render).unwrap();
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.wait_start(0, 101, L2, LockKind::Mutex, Some(201));
+    e.enqueue(0, 0, 200);
+    e.enqueue(0, 0, 201);
+    assert_eq!(e.pick(0, 0, 300, 300), Some(200));
+    let slice = e.tunables().slice_ns;
+    assert!(!e.tick(slice / 2, 0, 200));
+    assert!(e.tick(slice, 0, 200), "slice over: reschedule");
+    assert_eq!(e.pick(slice, 0, 200, 300), Some(201));
+    assert_eq!(e.stats().get(Counter::Rotations), 1);
+    ok(&e);
+}
+
+#[test]
+fn throttle_caps_cpu_share_per_window() {
+    let mut e = engine();
+    let mut t = *e.tunables();
+    t.budget_ns = 100 * MS;
+    t.slice_ns = 20 * MS;
+    t.throttle_window_ns = 100 * MS;
+    t.throttle_max_pct = 30;
+    e.set_tunables(0, t).unwrap();
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.enqueue(0, 0, 200);
+    assert_eq!(e.pick(0, 0, 300, 300), Some(200));
+    let mut now = 0;
+    while !e.fast_track().throttled(0) {
+        now += MS;
+        e.tick(now, 0, 200);
+    }
+    assert_eq!(now, 30 * MS);
+    assert_eq!(
+        e.pick(now, 0, 200, 300),
+        None,
+        "throttled CPU falls back to stock"
+    );
+    assert!(!e.should_preempt(now, 0, 300, 200));
+    // The next window restores the fast track.
+    now = 100 * MS;
+    e.tick(now, 0, 300);
+    assert_eq!(e.pick(now, 0, 300, 300), Some(200));
+    ok(&e);
+}
+
+#[test]
+fn preempt_and_select_cpu() {
+    let mut e = engine();
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    assert!(e.should_preempt(1, 0, 300, 200));
+    assert!(!e.should_preempt(1, 0, 300, 301), "non-boosted waking task");
+    assert_eq!(
+        e.select_cpu(1, 200, 1, 0b10, 0b11),
+        Some(1),
+        "idle prev CPU first"
+    );
+    assert_eq!(
+        e.select_cpu(1, 200, 1, 0b01, 0b11),
+        Some(0),
+        "else an idle CPU"
+    );
+    assert_eq!(
+        e.select_cpu(1, 200, 1, 0b00, 0b11),
+        None,
+        "no idle CPU: stock placement"
+    );
+    assert_eq!(
+        e.select_cpu(1, 200, 1, 0b01, 0b10),
+        None,
+        "respects affinity"
+    );
+    assert_eq!(e.select_cpu(1, 301, 1, 0b11, 0b11), None, "not boosted");
+}
+
+#[test]
+fn exit_drops_every_reference() {
+    let mut e = engine();
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.enqueue(0, 0, 200);
+    e.pick(0, 0, 300, 300);
+    e.task_exit(MS, 200);
+    assert!(!e.is_boosted(200));
+    assert_eq!(e.pick(MS, 0, 200, 300), None);
+    ok(&e);
+    // A critical thread exiting leaves the set, so a reused TID is not critical.
+    e.wait_start(2 * MS, 100, L2, LockKind::Mutex, Some(201));
+    e.task_exit(3 * MS, 100);
+    assert!(!e.critical().contains(100));
+    assert!(!e.is_boosted(201));
+    ok(&e);
+}
+
+#[test]
+fn unregistering_ends_grants() {
+    let mut e = engine();
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.remove_critical(MS, 100).unwrap();
+    assert!(!e.is_boosted(200));
+    assert_eq!(
+        e.observer().revokes,
+        vec![(200, RevokeReason::Unregistered)]
+    );
+    assert_eq!(e.remove_critical(MS, 100), Err(AbiError::NotFound));
+    ok(&e);
+}
+
+#[test]
+fn grant_table_bound_is_counted() {
+    let mut e = engine();
+    let mut t = *e.tunables();
+    t.max_grants = 2;
+    e.set_tunables(0, t).unwrap();
+    for r in [201, 202, 203] {
+        e.reader_acquired(0, L1, r);
+    }
+    let b = e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
+    assert_eq!(b.as_slice().len(), 2);
+    assert_eq!(e.stats().get(Counter::MissedGrants), 1);
+    ok(&e);
+}
+
+#[test]
+fn queue_cap_is_counted() {
+    let mut e = engine();
+    let mut t = *e.tunables();
+    t.queue_cap = 1;
+    e.set_tunables(0, t).unwrap();
+    e.reader_acquired(0, L1, 201);
+    e.reader_acquired(0, L1, 202);
+    e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
+    e.enqueue(MS, 0, 201);
+    e.enqueue(MS, 0, 202);
+    assert_eq!(e.stats().get(Counter::MissedQueue), 1);
+    ok(&e);
+}
+
+#[test]
+fn migration_moves_queue_membership() {
+    let mut e = engine();
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.enqueue(0, 0, 200);
+    e.enqueue(1, 1, 200); // enqueued elsewhere without a dequeue: it moved
+    assert_eq!(e.pick(2, 0, 300, 300), None);
+    assert_eq!(e.pick(2, 1, 300, 300), Some(200));
+    e.dequeue(3, 1, 200);
+    assert_eq!(e.pick(4, 1, 200, 300), None);
+    ok(&e);
+}
+
+#[test]
+fn ioctl_path_applies_requests_and_rejects_bad_ones() {
+    let mut e: Engine<NoObserver> = Engine::new(2, NoObserver);
+    let mut buf = vec![0u8; 16384];
+    let l = abi::CriticalList::new(&[(10, Role::Ui), (11, Role::Render)]).unwrap();
+    l.encode(&mut buf).unwrap();
+    assert_eq!(
+        e.ioctl(0, abi::SET_CRITICAL, &mut buf[..abi::CriticalList::SIZE]),
+        Ok(0)
+    );
+    assert_eq!(e.critical().len(), 2);
+
+    abi::request_header(abi::GET_CRITICAL, &mut buf).unwrap();
+    let n = e
+        .ioctl(0, abi::GET_CRITICAL, &mut buf[..abi::CriticalList::SIZE])
+        .unwrap();
+    // Replies carry the generation, which a request must leave zero.
+    assert_eq!(
+        abi::CriticalList::decode(&buf[..n]),
+        Err(AbiError::Reserved)
+    );
+    let got = abi::CriticalList::decode_reply(&buf[..n]).unwrap();
+    assert_eq!(got.entries().len(), 2);
+    assert_eq!(got.generation, e.critical().generation());
+
+    abi::Enable::new(true).encode(&mut buf).unwrap();
+    e.ioctl(0, abi::SET_ENABLED, &mut buf[..16]).unwrap();
+    assert!(e.enabled());
+
+    abi::request_header(abi::GET_TUNABLES, &mut buf).unwrap();
+    let n = e
+        .ioctl(0, abi::GET_TUNABLES, &mut buf[..abi::TunablesMsg::SIZE])
+        .unwrap();
+    let mut t = abi::TunablesMsg::decode(&buf[..n])
+        .unwrap()
+        .tunables()
+        .unwrap();
+    t.max_depth = 5;
+    abi::TunablesMsg::new(&t).encode(&mut buf).unwrap();
+    e.ioctl(0, abi::SET_TUNABLES, &mut buf[..abi::TunablesMsg::SIZE])
+        .unwrap();
+    assert_eq!(e.tunables().max_depth, 5);
+
+    abi::CriticalOne::new(12, Role::Other)
+        .encode(&mut buf)
+        .unwrap();
+    e.ioctl(0, abi::ADD_CRITICAL, &mut buf[..16]).unwrap();
+    abi::TidMsg::new(99).encode(&mut buf).unwrap();
+    assert_eq!(
+        e.ioctl(0, abi::REMOVE_CRITICAL, &mut buf[..16]),
+        Err(AbiError::NotFound)
+    );
+    assert_eq!(
+        e.ioctl(0, 0xdead, &mut buf[..16]),
+        Err(AbiError::UnknownCommand)
+    );
+
+    e.wait_start(0, 10, L1, LockKind::Mutex, Some(20));
+    e.wait_finish(5 * MS, 10, L1, true);
+    abi::request_header(abi::GET_STATS, &mut buf).unwrap();
+    let n = e
+        .ioctl(0, abi::GET_STATS, &mut buf[..abi::StatsMsg::SIZE])
+        .unwrap();
+    let s = abi::StatsMsg::decode(&buf[..n]).unwrap();
+    assert_eq!(s.ncritical, 3);
+    assert_eq!(s.enabled, 1);
+    assert_eq!(s.histogram().count(), 1);
+    assert_eq!(s.histogram().max(), 5 * MS);
+
+    abi::Header::for_size(8).encode(&mut buf).unwrap();
+    e.ioctl(0, abi::RESET_STATS, &mut buf[..8]).unwrap();
+    assert_eq!(e.stats().blocking.count(), 0);
+
+    let too_many = abi::CriticalList::new(&[(1, Role::Ui); 32]).unwrap();
+    too_many.encode(&mut buf).unwrap();
+    assert_eq!(
+        e.ioctl(0, abi::SET_CRITICAL, &mut buf[..abi::CriticalList::SIZE]),
+        Err(AbiError::BadTid),
+        "duplicate TIDs"
+    );
+}
