@@ -723,3 +723,71 @@ impl FastTrack {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::engine::NoObserver;
+    use super::*;
+
+    fn link(blocker: Tid, via: Tid) -> Link {
+        Link {
+            blocker,
+            via,
+            root: via,
+            lock: 0x10,
+            depth: 1,
+        }
+    }
+
+    #[test]
+    fn grants_share_one_boost_per_task() {
+        let t = Tunables::default();
+        let mut st = Stats::default();
+        let mut obs = NoObserver;
+        let cx = &mut Cx {
+            t: &t,
+            st: &mut st,
+            obs: &mut obs,
+        };
+        let mut ft = FastTrack::new(2);
+        assert_eq!(ft.grant(0, link(5, 1), cx), GrantOutcome::Boosted);
+        assert_eq!(ft.grant(0, link(5, 1), cx), GrantOutcome::Exists);
+        assert_eq!(ft.grant(0, link(5, 2), cx), GrantOutcome::Added);
+        assert_eq!(ft.boosted_count(), 1);
+        ft.check(&t).unwrap();
+        ft.revoke(1, RevokeReason::WaiterDone, |g| g.via == 1, cx);
+        assert!(ft.is_boosted(5), "one reason left");
+        ft.revoke(1, RevokeReason::WaiterDone, |g| g.via == 2, cx);
+        assert!(!ft.is_boosted(5));
+        assert_eq!(ft.grants().count(), 0);
+        ft.check(&t).unwrap();
+    }
+
+    #[test]
+    fn queue_removal_keeps_order() {
+        let mut pc = IDLE_CPU;
+        pc.queue[..3].copy_from_slice(&[4, 7, 9]);
+        pc.len = 3;
+        assert!(pc.remove(7));
+        assert_eq!(&pc.queue[..2], &[4, 9]);
+        assert!(!pc.remove(7));
+    }
+
+    #[test]
+    fn cpus_beyond_nr_cpus_are_ignored() {
+        let t = Tunables::default();
+        let mut st = Stats::default();
+        let mut obs = NoObserver;
+        let cx = &mut Cx {
+            t: &t,
+            st: &mut st,
+            obs: &mut obs,
+        };
+        let mut ft = FastTrack::new(2);
+        ft.grant(0, link(5, 1), cx);
+        assert!(!ft.enqueue(0, 7, 5, cx));
+        assert_eq!(ft.pick(0, 7, 1, 1, cx), None);
+        assert!(!ft.tick(0, 99, 5, cx));
+        ft.check(&t).unwrap();
+    }
+}
