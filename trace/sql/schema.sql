@@ -1,0 +1,165 @@
+-- superpass-trace database schema: trace_processor's core tables, same names and columns.
+--
+-- Timestamps and durations are nanoseconds. dur = -1 marks a slice or thread state that had
+-- not ended when the trace stopped (as in trace_processor). Ids are row numbers from 0.
+-- Indexes are created after the bulk insert (see the end of this file).
+
+CREATE TABLE process (
+  upid INTEGER PRIMARY KEY,
+  pid INTEGER NOT NULL,
+  name TEXT,
+  start_ts INTEGER,
+  end_ts INTEGER,
+  parent_upid INTEGER,
+  uid INTEGER,
+  cmdline TEXT
+);
+
+CREATE TABLE thread (
+  utid INTEGER PRIMARY KEY,
+  tid INTEGER NOT NULL,
+  name TEXT,
+  upid INTEGER REFERENCES process(upid),
+  is_main_thread INTEGER,
+  start_ts INTEGER,
+  end_ts INTEGER
+);
+
+-- Every track; thread_track, process_track and counter_track are its typed subsets.
+CREATE TABLE track (
+  id INTEGER PRIMARY KEY,
+  name TEXT,
+  type TEXT NOT NULL,
+  utid INTEGER,
+  upid INTEGER
+);
+
+CREATE TABLE thread_track (
+  id INTEGER PRIMARY KEY,
+  name TEXT,
+  type TEXT NOT NULL DEFAULT 'thread',
+  utid INTEGER NOT NULL REFERENCES thread(utid)
+);
+
+CREATE TABLE process_track (
+  id INTEGER PRIMARY KEY,
+  name TEXT,
+  type TEXT NOT NULL DEFAULT 'process',
+  upid INTEGER REFERENCES process(upid)
+);
+
+CREATE TABLE counter_track (
+  id INTEGER PRIMARY KEY,
+  name TEXT,
+  type TEXT NOT NULL DEFAULT 'counter',
+  upid INTEGER REFERENCES process(upid)
+);
+
+CREATE TABLE slice (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  dur INTEGER NOT NULL,
+  track_id INTEGER NOT NULL REFERENCES track(id),
+  category TEXT,
+  name TEXT NOT NULL,
+  depth INTEGER NOT NULL,
+  parent_id INTEGER REFERENCES slice(id),
+  arg_set_id INTEGER,
+  thread_ts INTEGER,
+  thread_dur INTEGER,
+  -- Older trace_processor spelling of category.
+  cat TEXT GENERATED ALWAYS AS (category) VIRTUAL
+);
+
+CREATE TABLE counter (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  track_id INTEGER NOT NULL REFERENCES counter_track(id),
+  value REAL NOT NULL
+);
+
+-- One row per thread per CPU occupancy (trace_processor's sched_slice).
+CREATE TABLE sched (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  dur INTEGER NOT NULL,
+  cpu INTEGER NOT NULL,
+  utid INTEGER NOT NULL REFERENCES thread(utid),
+  end_state TEXT,
+  priority INTEGER,
+  ucpu INTEGER GENERATED ALWAYS AS (cpu) VIRTUAL
+);
+
+CREATE VIEW sched_slice AS SELECT * FROM sched;
+
+-- Running, R (runnable), R+ (runnable, preempted), S, D, ... per thread over time.
+CREATE TABLE thread_state (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  dur INTEGER NOT NULL,
+  cpu INTEGER,
+  utid INTEGER NOT NULL REFERENCES thread(utid),
+  state TEXT NOT NULL,
+  io_wait INTEGER,
+  blocked_function TEXT,
+  waker_utid INTEGER REFERENCES thread(utid),
+  irq_context INTEGER,
+  ucpu INTEGER GENERATED ALWAYS AS (cpu) VIRTUAL
+);
+
+-- trace_processor's stdlib `slices.with_context` thread_slice, as a view.
+CREATE VIEW thread_slice AS
+SELECT
+  s.id, s.ts, s.dur, s.category, s.name, s.track_id, tt.name AS track_name,
+  t.name AS thread_name, t.utid, t.tid, p.name AS process_name, t.upid, p.pid,
+  s.depth, s.parent_id, s.arg_set_id, s.thread_ts, s.thread_dur
+FROM slice s
+JOIN thread_track tt ON s.track_id = tt.id
+JOIN thread t USING (utid)
+LEFT JOIN process p USING (upid);
+
+-- SuperPass tracepoints (docs/trace.md). Locks are hex text ('0xffff...').
+CREATE TABLE superpass_block (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  cpu INTEGER,
+  waiter_utid INTEGER NOT NULL REFERENCES thread(utid),
+  blocker_utid INTEGER NOT NULL REFERENCES thread(utid),
+  lock TEXT,
+  kind TEXT
+);
+
+CREATE TABLE superpass_grant (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  cpu INTEGER,
+  blocker_utid INTEGER NOT NULL REFERENCES thread(utid),
+  waiter_utid INTEGER NOT NULL REFERENCES thread(utid),
+  root_utid INTEGER REFERENCES thread(utid),
+  lock TEXT,
+  depth INTEGER
+);
+
+CREATE TABLE superpass_revoke (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  cpu INTEGER,
+  blocker_utid INTEGER NOT NULL REFERENCES thread(utid),
+  reason TEXT
+);
+
+CREATE TABLE superpass_pick (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  cpu INTEGER,
+  utid INTEGER NOT NULL REFERENCES thread(utid)
+);
+
+-- Trace-wide facts: trace_bounds like trace_processor's, and the importer's diagnostics.
+CREATE TABLE trace_bounds (start_ts INTEGER NOT NULL, end_ts INTEGER NOT NULL);
+
+CREATE TABLE metadata (
+  name TEXT PRIMARY KEY,
+  int_value INTEGER,
+  str_value TEXT
+);

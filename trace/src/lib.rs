@@ -1,0 +1,27 @@
+//! SuperPass's trace toolkit: Perfetto and ftrace traces as a SQLite database of blocking.
+//!
+//! - [`writer`] emits Perfetto `.pftrace` files (used by the simulator); no dependencies.
+//! - [`wire`] and [`perfetto`] decode Perfetto protobuf without panicking on any input.
+//! - [`ftrace_text`] reads the tracefs `trace` file.
+//! - With the `db` feature (default): [`import`] builds trace_processor-shaped tables in
+//!   SQLite and [`report`] answers the lock-blocking questions; see `docs/trace.md`.
+
+pub mod events;
+pub mod ftrace_text;
+pub mod perfetto;
+pub mod proto;
+pub mod superpass;
+pub mod synth;
+pub mod wire;
+pub mod writer;
+
+#[cfg(feature = "db")]
+pub mod import;
+#[cfg(feature = "db")]
+pub mod model;
+#[cfg(feature = "db")]
+pub mod query;
+#[cfg(feature = "db")]
+pub mod report;
+#[cfg(feature = "db")]
+pub mod schema;

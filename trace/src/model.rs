@@ -1,0 +1,701 @@
+//! Turns decoded [`Events`] into trace_processor-shaped rows: threads, processes, tracks,
+//! slices, counters, sched and thread_state, plus SuperPass's tables.
+//!
+//! Everything is sorted by `(ts, file order)` first, so out-of-order input is repaired here
+//! rather than rejected. The thread_state rules follow trace_processor's:
+//! - `sched_switch` ends the outgoing thread's `Running` row and opens a row in the state
+//!   it left with (`R`, `R+` when preempted, `S`, `D`, ...); the incoming thread's open row
+//!   ends and a `Running` row (with `cpu`) starts;
+//! - `sched_waking` (or `sched_wakeup`, if no waking came first) ends a sleeping row and
+//!   opens `R` with `waker_utid` = the thread that ran the waking code;
+//! - `sched_blocked_reason` names the function of the latest sleeping row (the kernel emits
+//!   it during the wakeup, so that row may already be closed);
+//! - rows still open at the end have `dur = -1`, as do slices with no end; the last sched
+//!   slice of each CPU ends at the end of the trace.
+
+use std::collections::BTreeSet;
+
+use crate::events::{
+    Diagnostics, Events, FastMap, Interner, PrevState, SchedKind, SliceKind, SpKind, TrackKey,
+};
+
+/// A `process` row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessRow {
+    /// Unique process id (row id).
+    pub upid: u32,
+    /// Kernel pid.
+    pub pid: i32,
+    /// Name, when known.
+    pub name: Option<String>,
+}
+
+/// A `thread` row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadRow {
+    /// Unique thread id (row id); 0 is the idle thread.
+    pub utid: u32,
+    /// Kernel tid.
+    pub tid: i32,
+    /// Name: descriptor name, else the latest comm.
+    pub name: Option<String>,
+    /// Owning process, when known.
+    pub upid: Option<u32>,
+}
+
+/// What a track holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrackKind {
+    /// Slices of one thread.
+    Thread,
+    /// Slices of one process or of nothing in particular.
+    Process,
+    /// Counter values.
+    Counter,
+}
+
+/// A `track` row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackRow {
+    /// Row id.
+    pub id: u32,
+    /// Name, if any.
+    pub name: Option<String>,
+    /// Kind.
+    pub kind: TrackKind,
+    /// Thread, for thread tracks.
+    pub utid: Option<u32>,
+    /// Process, for process and counter tracks.
+    pub upid: Option<u32>,
+}
+
+/// A `slice` row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SliceRow {
+    /// Row id (slices are numbered in begin order).
+    pub id: u32,
+    /// Begin, ns.
+    pub ts: i64,
+    /// Duration, ns; -1 if it never ended.
+    pub dur: i64,
+    /// Track.
+    pub track_id: u32,
+    /// Interned category.
+    pub cat: Option<u32>,
+    /// Interned name.
+    pub name: u32,
+    /// Nesting depth on its track.
+    pub depth: u32,
+    /// Enclosing slice.
+    pub parent_id: Option<u32>,
+}
+
+/// A `counter` row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CounterRow {
+    /// Time, ns.
+    pub ts: i64,
+    /// Counter track.
+    pub track_id: u32,
+    /// Value.
+    pub value: f64,
+}
+
+/// A `sched` row: one thread on one CPU from one switch to the next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SchedRow {
+    /// Switch-in time, ns.
+    pub ts: i64,
+    /// Time on CPU, ns.
+    pub dur: i64,
+    /// CPU.
+    pub cpu: u32,
+    /// Thread.
+    pub utid: u32,
+    /// Interned state it left in (`R`, `S`, ...); `None` for the last slice of a CPU.
+    pub end_state: Option<u32>,
+    /// Kernel priority.
+    pub priority: i32,
+}
+
+/// A `thread_state` row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StateRow {
+    /// Start, ns.
+    pub ts: i64,
+    /// Duration, ns; -1 if still open at the end.
+    pub dur: i64,
+    /// Thread.
+    pub utid: u32,
+    /// Interned state: `Running`, `R`, `R+`, `S`, `D`, ...
+    pub state: u32,
+    /// CPU, for `Running`.
+    pub cpu: Option<u32>,
+    /// Whether the sleep was I/O (from `sched_blocked_reason`).
+    pub io_wait: Option<bool>,
+    /// Interned kernel function it slept in.
+    pub blocked_function: Option<u32>,
+    /// Who woke it (for the `R` row after a wakeup).
+    pub waker_utid: Option<u32>,
+}
+
+/// A SuperPass event with tids resolved to utids.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SpRow {
+    /// `superpass_block`.
+    Block {
+        /// ns.
+        ts: i64,
+        /// CPU.
+        cpu: u32,
+        /// Critical thread.
+        waiter: u32,
+        /// Lock owner.
+        blocker: u32,
+        /// Lock address.
+        lock: u64,
+        /// Lock kind.
+        kind: String,
+    },
+    /// `superpass_grant`.
+    Grant {
+        /// ns.
+        ts: i64,
+        /// CPU.
+        cpu: u32,
+        /// Boosted thread.
+        blocker: u32,
+        /// Thread it blocks.
+        waiter: u32,
+        /// Critical thread at the chain's root.
+        root: u32,
+        /// Lock address.
+        lock: u64,
+        /// Chain depth.
+        depth: i64,
+    },
+    /// `superpass_revoke`.
+    Revoke {
+        /// ns.
+        ts: i64,
+        /// CPU.
+        cpu: u32,
+        /// Thread.
+        blocker: u32,
+        /// Reason.
+        reason: String,
+    },
+    /// `superpass_pick`.
+    Pick {
+        /// ns.
+        ts: i64,
+        /// CPU reported by the event.
+        cpu: i64,
+        /// Thread picked.
+        utid: u32,
+    },
+}
+
+/// All rows of a trace.
+#[derive(Debug, Default)]
+pub struct Model {
+    /// Interned strings referenced by rows.
+    pub strings: Interner,
+    /// Processes by upid.
+    pub processes: Vec<ProcessRow>,
+    /// Threads by utid.
+    pub threads: Vec<ThreadRow>,
+    /// Tracks by id.
+    pub tracks: Vec<TrackRow>,
+    /// Slices by id.
+    pub slices: Vec<SliceRow>,
+    /// Counter samples.
+    pub counters: Vec<CounterRow>,
+    /// Sched slices in time order.
+    pub sched: Vec<SchedRow>,
+    /// Thread states in time order.
+    pub thread_state: Vec<StateRow>,
+    /// SuperPass events in time order.
+    pub superpass: Vec<SpRow>,
+    /// First and last timestamp.
+    pub bounds: (i64, i64),
+    /// What was skipped or repaired.
+    pub diag: Diagnostics,
+    /// Events decoded (sched + slice + superpass), for throughput figures.
+    pub event_count: u64,
+}
+
+/// Maps kernel task-state bits (as `sched_switch.prev_state` reports them on 4.14+) to
+/// the letters ftrace prints: `R`, `R+` (preempted), `S`, `D`, `T`, `t`, `X`, `Z`, `P`, `I`.
+pub fn state_letters(bits: i64) -> String {
+    const PREEMPTED: i64 = 0x100;
+    if bits & PREEMPTED != 0 {
+        return "R+".to_owned();
+    }
+    let b = bits & 0xff;
+    if b == 0 {
+        return "R".to_owned();
+    }
+    let letters = ['S', 'D', 'T', 't', 'X', 'Z', 'P', 'I'];
+    let mut out = String::new();
+    for (i, l) in letters.iter().enumerate() {
+        if b & (1 << i) != 0 {
+            if !out.is_empty() {
+                out.push('|');
+            }
+            out.push(*l);
+        }
+    }
+    out
+}
+
+/// Whether a state counts as runnable (woken or preempted, waiting for a CPU).
+pub fn is_runnable(state: &str) -> bool {
+    state == "R" || state == "R+"
+}
+
+struct Builder {
+    utids: FastMap<i32, u32>,
+    running: u32,
+    runnable: u32,
+    preempted: u32,
+    state_bits: FastMap<i64, u32>,
+}
+
+impl Builder {
+    fn utid(&self, tid: i32) -> u32 {
+        // Every tid was collected before building, so the lookup cannot miss; 0 (the idle
+        // thread) is a harmless fallback all the same.
+        self.utids.get(&tid).copied().unwrap_or(0)
+    }
+}
+
+/// Builds all rows from `ev`, consuming it.
+pub fn build(mut ev: Events) -> Model {
+    let mut m = Model {
+        event_count: (ev.sched.len() + ev.slices.len() + ev.superpass.len()) as u64,
+        ..Model::default()
+    };
+    m.bounds = ev.bounds.unwrap_or((0, 0));
+
+    // Threads: every tid mentioned anywhere gets a utid; 0 is the idle thread.
+    let mut tids: BTreeSet<i32> = ev.threads.keys().copied().collect();
+    tids.insert(0);
+    for s in &ev.sched {
+        match s.kind {
+            SchedKind::Switch {
+                prev_tid, next_tid, ..
+            } => {
+                tids.extend(prev_tid);
+                tids.insert(next_tid);
+            }
+            SchedKind::Waking { tid, waker, .. } => {
+                tids.insert(tid);
+                tids.extend(waker);
+            }
+            SchedKind::Blocked { tid, .. } => {
+                tids.insert(tid);
+            }
+        }
+    }
+    for s in &ev.slices {
+        if let TrackKey::Thread(tid) = s.track {
+            tids.insert(tid);
+        }
+    }
+    for t in ev.tracks.values() {
+        tids.extend(t.tid);
+    }
+    for s in &ev.superpass {
+        match &s.kind {
+            SpKind::Block {
+                waiter, blocker, ..
+            } => tids.extend([*waiter, *blocker]),
+            SpKind::Grant {
+                blocker,
+                waiter,
+                root,
+                ..
+            } => tids.extend([*blocker, *waiter, *root]),
+            SpKind::Revoke { blocker, .. } => {
+                tids.insert(*blocker);
+            }
+            SpKind::Pick { tid, .. } => {
+                tids.insert(*tid);
+            }
+        }
+    }
+    let mut pids: BTreeSet<i32> = ev.processes.keys().copied().collect();
+    pids.extend(ev.threads.values().filter_map(|t| t.pid));
+    pids.extend(ev.tracks.values().filter_map(|t| t.pid));
+    pids.insert(0);
+    let mut upids: FastMap<i32, u32> = FastMap::default();
+    for (upid, pid) in pids.iter().enumerate() {
+        upids.insert(*pid, upid as u32);
+        let name = match ev.processes.get(pid) {
+            Some(Some(n)) => Some(n.clone()),
+            _ if *pid == 0 => Some("swapper".to_owned()),
+            _ => None,
+        };
+        m.processes.push(ProcessRow {
+            upid: upid as u32,
+            pid: *pid,
+            name,
+        });
+    }
+    let mut b = Builder {
+        utids: FastMap::default(),
+        running: ev.strings.intern("Running"),
+        runnable: ev.strings.intern("R"),
+        preempted: ev.strings.intern("R+"),
+        state_bits: FastMap::default(),
+    };
+    for (utid, tid) in tids.iter().enumerate() {
+        b.utids.insert(*tid, utid as u32);
+        let info = ev.threads.get(tid);
+        let name = info
+            .and_then(|t| t.name.clone().or_else(|| t.comm.clone()))
+            .or_else(|| (*tid == 0).then(|| "swapper".to_owned()));
+        let pid = info.and_then(|t| t.pid).or((*tid == 0).then_some(0));
+        m.threads.push(ThreadRow {
+            utid: utid as u32,
+            tid: *tid,
+            name,
+            upid: pid.and_then(|p| upids.get(&p).copied()),
+        });
+    }
+
+    build_sched(&mut ev, &mut b, &mut m);
+    build_slices(&mut ev, &b, &upids, &mut m);
+
+    ev.superpass.sort_by_key(|e| (e.ts, e.seq));
+    for e in ev.superpass.drain(..) {
+        let (ts, cpu) = (e.ts, e.cpu);
+        m.superpass.push(match e.kind {
+            SpKind::Block {
+                waiter,
+                blocker,
+                lock,
+                kind,
+            } => SpRow::Block {
+                ts,
+                cpu,
+                waiter: b.utid(waiter),
+                blocker: b.utid(blocker),
+                lock,
+                kind,
+            },
+            SpKind::Grant {
+                blocker,
+                waiter,
+                root,
+                lock,
+                depth,
+            } => SpRow::Grant {
+                ts,
+                cpu,
+                blocker: b.utid(blocker),
+                waiter: b.utid(waiter),
+                root: b.utid(root),
+                lock,
+                depth,
+            },
+            SpKind::Revoke { blocker, reason } => SpRow::Revoke {
+                ts,
+                cpu,
+                blocker: b.utid(blocker),
+                reason,
+            },
+            SpKind::Pick { cpu: c, tid } => SpRow::Pick {
+                ts,
+                cpu: c,
+                utid: b.utid(tid),
+            },
+        });
+    }
+    m.strings = std::mem::take(&mut ev.strings);
+    m.diag = std::mem::take(&mut ev.diag);
+    m
+}
+
+/// Per-thread bookkeeping while walking sched events.
+#[derive(Clone, Copy, Default)]
+struct ThreadCursor {
+    /// Index of the open thread_state row.
+    open: Option<usize>,
+    /// Index of the latest sleeping row, for `sched_blocked_reason`.
+    last_sleep: Option<usize>,
+}
+
+fn build_sched(ev: &mut Events, b: &mut Builder, m: &mut Model) {
+    ev.sched.sort_unstable_by_key(|e| (e.ts, e.seq));
+    let mut cursors = vec![ThreadCursor::default(); b.utids.len()];
+    // Per CPU: the running thread and its open sched row.
+    let mut cpus: Vec<Option<(u32, usize)>> = Vec::new();
+    m.sched.reserve(ev.sched.len());
+    m.thread_state.reserve(ev.sched.len() * 2);
+
+    let close = |rows: &mut Vec<StateRow>, c: &mut ThreadCursor, ts: i64| {
+        if let Some(i) = c.open.take() {
+            rows[i].dur = ts - rows[i].ts;
+        }
+    };
+
+    for e in &ev.sched {
+        let ts = e.ts;
+        let cpu = e.cpu as usize;
+        if cpu >= cpus.len() {
+            if cpu >= 4096 {
+                continue;
+            }
+            cpus.resize(cpu + 1, None);
+        }
+        match e.kind {
+            SchedKind::Switch {
+                prev_tid,
+                prev_state,
+                next_tid,
+                next_prio,
+            } => {
+                let state = match prev_state {
+                    PrevState::Text(s) => s,
+                    PrevState::Bits(bits) => match b.state_bits.get(&bits) {
+                        Some(&s) => s,
+                        None => {
+                            let s = ev.strings.intern(&state_letters(bits));
+                            b.state_bits.insert(bits, s);
+                            s
+                        }
+                    },
+                };
+                let current = cpus[cpu];
+                if let Some((_, idx)) = current {
+                    let row = &mut m.sched[idx];
+                    row.dur = ts - row.ts;
+                    row.end_state = Some(state);
+                }
+                let prev = match prev_tid {
+                    Some(t) => Some(b.utid(t)),
+                    None => current.map(|(u, _)| u),
+                };
+                let next = b.utid(next_tid);
+                m.sched.push(SchedRow {
+                    ts,
+                    dur: -1,
+                    cpu: e.cpu,
+                    utid: next,
+                    end_state: None,
+                    priority: next_prio,
+                });
+                cpus[cpu] = Some((next, m.sched.len() - 1));
+                if let Some(prev) = prev.filter(|&u| u != 0) {
+                    let c = &mut cursors[prev as usize];
+                    close(&mut m.thread_state, c, ts);
+                    let runnable = state == b.runnable || state == b.preempted;
+                    m.thread_state.push(StateRow {
+                        ts,
+                        dur: -1,
+                        utid: prev,
+                        state,
+                        cpu: None,
+                        io_wait: None,
+                        blocked_function: None,
+                        waker_utid: None,
+                    });
+                    let i = m.thread_state.len() - 1;
+                    c.open = Some(i);
+                    if !runnable {
+                        c.last_sleep = Some(i);
+                    }
+                }
+                if next != 0 {
+                    let c = &mut cursors[next as usize];
+                    close(&mut m.thread_state, c, ts);
+                    m.thread_state.push(StateRow {
+                        ts,
+                        dur: -1,
+                        utid: next,
+                        state: b.running,
+                        cpu: Some(e.cpu),
+                        io_wait: None,
+                        blocked_function: None,
+                        waker_utid: None,
+                    });
+                    c.open = Some(m.thread_state.len() - 1);
+                }
+            }
+            SchedKind::Waking { tid, waker, .. } => {
+                let u = b.utid(tid);
+                if u == 0 {
+                    continue;
+                }
+                let c = &mut cursors[u as usize];
+                if let Some(i) = c.open {
+                    let s = m.thread_state[i].state;
+                    if s == b.running || s == b.runnable || s == b.preempted {
+                        continue;
+                    }
+                }
+                let waker = match waker {
+                    Some(t) => Some(b.utid(t)),
+                    None => cpus[cpu].map(|(u, _)| u),
+                };
+                close(&mut m.thread_state, c, ts);
+                m.thread_state.push(StateRow {
+                    ts,
+                    dur: -1,
+                    utid: u,
+                    state: b.runnable,
+                    cpu: None,
+                    io_wait: None,
+                    blocked_function: None,
+                    waker_utid: waker,
+                });
+                c.open = Some(m.thread_state.len() - 1);
+            }
+            SchedKind::Blocked {
+                tid,
+                function,
+                io_wait,
+            } => {
+                let u = b.utid(tid);
+                if let Some(i) = cursors[u as usize].last_sleep {
+                    let row = &mut m.thread_state[i];
+                    row.blocked_function = Some(function);
+                    row.io_wait = Some(io_wait);
+                }
+            }
+        }
+    }
+    let end = m.bounds.1;
+    for (_, idx) in cpus.into_iter().flatten() {
+        let row = &mut m.sched[idx];
+        row.dur = end - row.ts;
+    }
+}
+
+fn build_slices(ev: &mut Events, b: &Builder, upids: &FastMap<i32, u32>, m: &mut Model) {
+    ev.slices.sort_unstable_by_key(|e| (e.ts, e.seq));
+    let mut thread_tracks: FastMap<u32, u32> = FastMap::default();
+    let mut other_tracks: FastMap<TrackKey, u32> = FastMap::default();
+    let mut stacks: Vec<Vec<usize>> = Vec::new();
+
+    for e in &ev.slices {
+        // Resolve the track: thread tracks merge atrace and track-event slices.
+        let thread = match e.track {
+            TrackKey::Thread(tid) => Some(tid),
+            TrackKey::Uuid(u) => ev.tracks.get(&u).and_then(|t| t.tid),
+            TrackKey::ProcessCounter(..) => None,
+        };
+        let track_id = match thread {
+            Some(tid) => {
+                let utid = b.utid(tid);
+                *thread_tracks.entry(utid).or_insert_with(|| {
+                    let id = m.tracks.len() as u32;
+                    m.tracks.push(TrackRow {
+                        id,
+                        name: None,
+                        kind: TrackKind::Thread,
+                        utid: Some(utid),
+                        upid: None,
+                    });
+                    id
+                })
+            }
+            None => *other_tracks.entry(e.track).or_insert_with(|| {
+                let id = m.tracks.len() as u32;
+                let (name, kind, pid) = match e.track {
+                    TrackKey::ProcessCounter(pid, name) => (
+                        Some(ev.strings.get(name).to_owned()),
+                        TrackKind::Counter,
+                        Some(pid),
+                    ),
+                    TrackKey::Uuid(u) => {
+                        let t = ev.tracks.get(&u);
+                        let kind = if t.is_some_and(|t| t.counter) {
+                            TrackKind::Counter
+                        } else {
+                            TrackKind::Process
+                        };
+                        (t.and_then(|t| t.name.clone()), kind, t.and_then(|t| t.pid))
+                    }
+                    TrackKey::Thread(_) => (None, TrackKind::Thread, None),
+                };
+                m.tracks.push(TrackRow {
+                    id,
+                    name,
+                    kind,
+                    utid: None,
+                    upid: pid.and_then(|p| upids.get(&p).copied()),
+                });
+                id
+            }),
+        };
+        let t = track_id as usize;
+        if t >= stacks.len() {
+            stacks.resize_with(t + 1, Vec::new);
+        }
+        let stack = &mut stacks[t];
+        let mut open = |name: u32, cat: Option<u32>, dur: i64| -> usize {
+            let id = m.slices.len() as u32;
+            m.slices.push(SliceRow {
+                id,
+                ts: e.ts,
+                dur,
+                track_id,
+                cat,
+                name,
+                depth: stack.len() as u32,
+                parent_id: stack.last().map(|&i| i as u32),
+            });
+            id as usize
+        };
+        match e.kind {
+            SliceKind::Begin { name, cat } => {
+                let i = open(name, cat, -1);
+                stack.push(i);
+            }
+            SliceKind::Instant { name } => {
+                open(name, None, 0);
+            }
+            SliceKind::End => match stack.pop() {
+                Some(i) => m.slices[i].dur = e.ts - m.slices[i].ts,
+                None => m.diag_unmatched(),
+            },
+            SliceKind::Counter { value } => m.counters.push(CounterRow {
+                ts: e.ts,
+                track_id,
+                value,
+            }),
+        }
+    }
+    let unended: usize = stacks.iter().map(Vec::len).sum();
+    ev.diag.unended_slices += unended as u64;
+    ev.diag.unmatched_ends += std::mem::take(&mut m.diag.unmatched_ends);
+}
+
+impl Model {
+    fn diag_unmatched(&mut self) {
+        self.diag.unmatched_ends += 1;
+    }
+
+    /// The interned string `i`.
+    pub fn str(&self, i: u32) -> &str {
+        self.strings.get(i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_bits_map_to_letters() {
+        assert_eq!(state_letters(0), "R");
+        assert_eq!(state_letters(0x100), "R+");
+        assert_eq!(state_letters(1), "S");
+        assert_eq!(state_letters(2), "D");
+        assert_eq!(state_letters(0x80), "I");
+        assert_eq!(state_letters(3), "S|D");
+    }
+}

@@ -1,0 +1,743 @@
+//! Decodes Perfetto protobuf traces into [`Events`].
+//!
+//! Read: ftrace bundles (`sched_switch`, `sched_waking`, `sched_wakeup`,
+//! `sched_blocked_reason`, `print` with atrace markers, `GenericFtraceEvent` for SuperPass,
+//! `compact_sched`), `process_tree`, `TrackDescriptor`s, `TrackEvent` slices, instants and
+//! counters (with per-sequence interned names). Everything else is counted as unknown and
+//! skipped. Recovery rules (see `docs/trace.md`):
+//! - a packet that fails to decode is counted corrupt and skipped; events it yielded before
+//!   the fault are kept;
+//! - input that ends inside a packet keeps every whole packet and sets `truncated`;
+//! - a framing error between packets stops decoding; what came before is kept.
+
+use std::fmt;
+
+use crate::events::{Events, FastMap, PrevState, SchedKind, SliceKind, TrackInfo, TrackKey};
+use crate::proto::{
+    bundle, compact, ftrace, interned, packet, process_tree, trace, track, track_event,
+};
+use crate::superpass;
+use crate::wire::{Fields, Value, Varints, WireError};
+
+/// Why a buffer could not be imported as a Perfetto trace at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The first bytes are not a `Trace.packet` field.
+    NotATrace(WireError),
+    /// Not a single packet could be read.
+    NoPackets,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::NotATrace(e) => write!(f, "not a Perfetto trace: {e}"),
+            DecodeError::NoPackets => write!(f, "not a Perfetto trace: no TracePacket found"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Interned names of one trusted packet sequence.
+#[derive(Default)]
+struct SeqState {
+    names: FastMap<u64, u32>,
+    categories: FastMap<u64, u32>,
+}
+
+/// Decoder state that spans packets.
+#[derive(Default)]
+struct Decoder {
+    sequences: FastMap<u64, SeqState>,
+    /// Last ftrace timestamp per CPU, to count out-of-order events.
+    last_ts: Vec<i64>,
+}
+
+/// Decodes a whole `Trace` message, appending to `ev`; see the module doc for recovery.
+pub fn decode(buf: &[u8], ev: &mut Events) -> Result<(), DecodeError> {
+    let mut d = Decoder::default();
+    let mut packets = 0u64;
+    for field in Fields::new(buf) {
+        match field {
+            Ok((trace::PACKET, Value::Bytes(p))) => {
+                packets += 1;
+                if let Err(e) = d.packet(p, ev) {
+                    ev.diag.corrupt += 1;
+                    ev.diag.note(format!("packet {packets}: {e}; skipped"));
+                }
+            }
+            Ok(_) => ev.diag.unknown += 1,
+            Err(e @ WireError::Truncated { .. }) => {
+                if packets == 0 {
+                    return Err(DecodeError::NotATrace(e));
+                }
+                ev.diag.truncated = true;
+                ev.diag.note(format!(
+                    "trace truncated after {packets} packets ({e}); the partial packet was dropped"
+                ));
+            }
+            Err(e) => {
+                if packets == 0 {
+                    return Err(DecodeError::NotATrace(e));
+                }
+                ev.diag.corrupt += 1;
+                ev.diag.note(format!(
+                    "framing error after {packets} packets ({e}); the rest of the file was skipped"
+                ));
+            }
+        }
+    }
+    if packets == 0 {
+        return Err(DecodeError::NoPackets);
+    }
+    Ok(())
+}
+
+/// The first string of a repeated string field, or the only one.
+fn text(v: Value<'_>) -> Result<&str, WireError> {
+    Ok(v.as_str().unwrap_or(""))
+}
+
+impl Decoder {
+    fn packet(&mut self, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+        let mut ts: Option<u64> = None;
+        let mut seq_id = 0u64;
+        let mut cleared = false;
+        let mut track_event_buf = None;
+        let mut interned_buf = None;
+        for f in Fields::new(buf) {
+            let (n, v) = f?;
+            match n {
+                packet::FTRACE_EVENTS => {
+                    if let Some(b) = v.as_bytes() {
+                        self.bundle(b, ev)?;
+                    }
+                }
+                packet::PROCESS_TREE => {
+                    if let Some(b) = v.as_bytes() {
+                        process_tree(b, ev)?;
+                    }
+                }
+                packet::TRACK_DESCRIPTOR => {
+                    if let Some(b) = v.as_bytes() {
+                        track_descriptor(b, ev)?;
+                    }
+                }
+                packet::TIMESTAMP => ts = v.as_u64(),
+                packet::TRUSTED_PACKET_SEQUENCE_ID => seq_id = v.as_u64().unwrap_or(0),
+                packet::SEQUENCE_FLAGS => {
+                    cleared |= v.as_u64().unwrap_or(0) & packet::SEQ_INCREMENTAL_STATE_CLEARED != 0
+                }
+                packet::INCREMENTAL_STATE_CLEARED => cleared |= v.as_u64().unwrap_or(0) != 0,
+                packet::TRACK_EVENT => track_event_buf = v.as_bytes(),
+                packet::INTERNED_DATA => interned_buf = v.as_bytes(),
+                packet::FIRST_PACKET_ON_SEQUENCE => {}
+                _ => ev.diag.unknown += 1,
+            }
+        }
+        if cleared {
+            self.sequences.remove(&seq_id);
+        }
+        if let Some(b) = interned_buf {
+            self.interned(seq_id, b, ev)?;
+        }
+        if let Some(b) = track_event_buf {
+            let ts = ts.unwrap_or(0) as i64;
+            self.track_event(seq_id, ts, b, ev)?;
+        }
+        Ok(())
+    }
+
+    fn interned(&mut self, seq_id: u64, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+        let seq = self.sequences.entry(seq_id).or_default();
+        for f in Fields::new(buf) {
+            let (n, v) = f?;
+            let map = match n {
+                interned::EVENT_NAMES => &mut seq.names,
+                interned::EVENT_CATEGORIES => &mut seq.categories,
+                _ => continue,
+            };
+            let Some(b) = v.as_bytes() else { continue };
+            let (mut iid, mut name) = (0u64, "");
+            for f in Fields::new(b) {
+                let (n, v) = f?;
+                match n {
+                    interned::IID => iid = v.as_u64().unwrap_or(0),
+                    interned::NAME => name = text(v)?,
+                    _ => {}
+                }
+            }
+            map.insert(iid, ev.strings.intern(name));
+        }
+        Ok(())
+    }
+
+    fn track_event(
+        &mut self,
+        seq_id: u64,
+        ts: i64,
+        buf: &[u8],
+        ev: &mut Events,
+    ) -> Result<(), WireError> {
+        let (mut kind, mut uuid) = (0u64, None);
+        let (mut name, mut name_iid, mut cat, mut cat_iid) = (None, None, None, None);
+        let mut value = None;
+        for f in Fields::new(buf) {
+            let (n, v) = f?;
+            match n {
+                track_event::TYPE => kind = v.as_u64().unwrap_or(0),
+                track_event::TRACK_UUID => uuid = v.as_u64(),
+                track_event::NAME => name = v.as_str(),
+                track_event::NAME_IID => name_iid = v.as_u64(),
+                track_event::CATEGORIES => cat = cat.or(v.as_str()),
+                track_event::CATEGORY_IIDS => {
+                    cat_iid = cat_iid.or(Varints::new(v).next().and_then(Result::ok))
+                }
+                track_event::COUNTER_VALUE => value = v.as_i64().map(|i| i as f64),
+                track_event::DOUBLE_COUNTER_VALUE => {
+                    value = v.as_u64().map(f64::from_bits);
+                }
+                _ => {}
+            }
+        }
+        let seq = self.sequences.get(&seq_id);
+        let name = match (name, name_iid) {
+            (Some(n), _) => Some(ev.strings.intern(n)),
+            (None, Some(iid)) => seq.and_then(|s| s.names.get(&iid).copied()),
+            (None, None) => None,
+        };
+        let cat = match (cat, cat_iid) {
+            (Some(c), _) => Some(ev.strings.intern(c)),
+            (None, Some(iid)) => seq.and_then(|s| s.categories.get(&iid).copied()),
+            (None, None) => None,
+        };
+        // Events without a track uuid belong to the sequence's default track, which this
+        // importer does not model.
+        let Some(uuid) = uuid else {
+            ev.diag.unknown += 1;
+            return Ok(());
+        };
+        let track = TrackKey::Uuid(uuid);
+        let unnamed = || ev_name_placeholder();
+        match kind {
+            track_event::TYPE_SLICE_BEGIN => {
+                let name = name.unwrap_or_else(|| ev.strings.intern(unnamed()));
+                ev.push_slice(ts, track, SliceKind::Begin { name, cat });
+            }
+            track_event::TYPE_SLICE_END => ev.push_slice(ts, track, SliceKind::End),
+            track_event::TYPE_INSTANT => {
+                let name = name.unwrap_or_else(|| ev.strings.intern(unnamed()));
+                ev.push_slice(ts, track, SliceKind::Instant { name });
+            }
+            track_event::TYPE_COUNTER => match value {
+                Some(value) => ev.push_slice(ts, track, SliceKind::Counter { value }),
+                None => ev.diag.unknown += 1,
+            },
+            _ => ev.diag.unknown += 1,
+        }
+        Ok(())
+    }
+
+    fn bundle(&mut self, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+        // cpu may follow the events on the wire, so find it first.
+        let mut cpu = 0u32;
+        for f in Fields::new(buf) {
+            let (n, v) = f?;
+            match n {
+                bundle::CPU => cpu = v.as_u64().unwrap_or(0) as u32,
+                bundle::LOST_EVENTS if v.as_u64().unwrap_or(0) != 0 => {
+                    ev.diag.lost_events += 1;
+                }
+                _ => {}
+            }
+        }
+        for f in Fields::new(buf) {
+            let (n, v) = f?;
+            match (n, v) {
+                (bundle::EVENT, Value::Bytes(b)) => self.ftrace_event(cpu, b, ev)?,
+                (bundle::COMPACT_SCHED, Value::Bytes(b)) => self.compact_sched(cpu, b, ev)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn check_order(&mut self, cpu: u32, ts: i64, ev: &mut Events) {
+        let i = cpu as usize;
+        if i >= self.last_ts.len() {
+            // CPU numbers come from the file; cap the table so garbage cannot allocate much.
+            if i >= 4096 {
+                return;
+            }
+            self.last_ts.resize(i + 1, i64::MIN);
+        }
+        if ts < self.last_ts[i] {
+            ev.diag.out_of_order += 1;
+        } else {
+            self.last_ts[i] = ts;
+        }
+    }
+
+    fn ftrace_event(&mut self, cpu: u32, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+        let (mut ts, mut pid) = (0i64, None);
+        let mut payload = None;
+        for f in Fields::new(buf) {
+            let (n, v) = f?;
+            match n {
+                ftrace::TIMESTAMP => ts = v.as_u64().unwrap_or(0) as i64,
+                ftrace::PID => pid = v.as_i32(),
+                _ => {
+                    if let Value::Bytes(b) = v {
+                        payload = Some((n, b));
+                    }
+                }
+            }
+        }
+        self.check_order(cpu, ts, ev);
+        let Some((n, b)) = payload else {
+            ev.diag.unknown += 1;
+            return Ok(());
+        };
+        match n {
+            ftrace::SCHED_SWITCH => sched_switch(ts, cpu, b, ev),
+            ftrace::SCHED_WAKING | ftrace::SCHED_WAKEUP => {
+                sched_waking(ts, cpu, pid, n == ftrace::SCHED_WAKEUP, b, ev)
+            }
+            ftrace::SCHED_BLOCKED_REASON => blocked_reason(ts, cpu, b, ev),
+            ftrace::PRINT => print(ts, cpu, pid.unwrap_or(0), b, ev),
+            ftrace::GENERIC => generic(ts, cpu, b, ev),
+            _ => {
+                ev.diag.unknown += 1;
+                Ok(())
+            }
+        }
+    }
+
+    fn compact_sched(&mut self, cpu: u32, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+        let mut strings: Vec<&str> = Vec::new();
+        let mut sw_ts = Vec::new();
+        let mut sw_state = Vec::new();
+        let mut sw_pid = Vec::new();
+        let mut sw_prio = Vec::new();
+        let mut sw_comm = Vec::new();
+        let mut wk_ts = Vec::new();
+        let mut wk_pid = Vec::new();
+        let mut wk_comm = Vec::new();
+        for f in Fields::new(buf) {
+            let (n, v) = f?;
+            let col = match n {
+                compact::INTERN_TABLE => {
+                    strings.push(v.as_str().unwrap_or(""));
+                    continue;
+                }
+                compact::SWITCH_TIMESTAMP => &mut sw_ts,
+                compact::SWITCH_PREV_STATE => &mut sw_state,
+                compact::SWITCH_NEXT_PID => &mut sw_pid,
+                compact::SWITCH_NEXT_PRIO => &mut sw_prio,
+                compact::SWITCH_NEXT_COMM_INDEX => &mut sw_comm,
+                compact::WAKING_TIMESTAMP => &mut wk_ts,
+                compact::WAKING_PID => &mut wk_pid,
+                compact::WAKING_COMM_INDEX => &mut wk_comm,
+                compact::WAKING_TARGET_CPU | compact::WAKING_PRIO => continue,
+                _ => continue,
+            };
+            for x in Varints::new(v) {
+                col.push(x?);
+            }
+        }
+        let n = sw_ts.len();
+        if [sw_state.len(), sw_pid.len(), sw_prio.len(), sw_comm.len()] != [n; 4] {
+            ev.diag.corrupt += 1;
+            ev.diag
+                .note("compact_sched: switch columns differ in length; shortest used");
+        }
+        let n = n
+            .min(sw_state.len())
+            .min(sw_pid.len())
+            .min(sw_prio.len())
+            .min(sw_comm.len());
+        // Timestamps are delta-encoded within the bundle.
+        let mut ts = 0u64;
+        for i in 0..n {
+            ts = ts.wrapping_add(sw_ts[i]);
+            let tsi = ts as i64;
+            self.check_order(cpu, tsi, ev);
+            let next_tid = sw_pid[i] as i32;
+            if let Some(comm) = strings.get(sw_comm[i] as usize) {
+                ev.note_comm(next_tid, comm);
+            }
+            ev.push_sched(
+                tsi,
+                cpu,
+                SchedKind::Switch {
+                    prev_tid: None,
+                    prev_state: PrevState::Bits(sw_state[i] as i64),
+                    next_tid,
+                    next_prio: sw_prio[i] as i32,
+                },
+            );
+        }
+        let n = wk_ts.len().min(wk_pid.len());
+        let mut ts = 0u64;
+        for i in 0..n {
+            ts = ts.wrapping_add(wk_ts[i]);
+            let tid = wk_pid[i] as i32;
+            if let Some(comm) = wk_comm.get(i).and_then(|&c| strings.get(c as usize)) {
+                ev.note_comm(tid, comm);
+            }
+            ev.push_sched(
+                ts as i64,
+                cpu,
+                SchedKind::Waking {
+                    tid,
+                    waker: None,
+                    wakeup: false,
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+fn ev_name_placeholder() -> &'static str {
+    "[unnamed]"
+}
+
+fn sched_switch(ts: i64, cpu: u32, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+    use ftrace::switch::*;
+    let (mut prev_comm, mut next_comm) = ("", "");
+    let (mut prev_tid, mut next_tid, mut next_prio, mut prev_state) = (0, 0, 0, 0i64);
+    for f in Fields::new(buf) {
+        let (n, v) = f?;
+        match n {
+            PREV_COMM => prev_comm = text(v)?,
+            PREV_PID => prev_tid = v.as_i32().unwrap_or(0),
+            PREV_STATE => prev_state = v.as_i64().unwrap_or(0),
+            NEXT_COMM => next_comm = text(v)?,
+            NEXT_PID => next_tid = v.as_i32().unwrap_or(0),
+            NEXT_PRIO => next_prio = v.as_i32().unwrap_or(0),
+            _ => {}
+        }
+    }
+    ev.note_comm(prev_tid, prev_comm);
+    ev.note_comm(next_tid, next_comm);
+    ev.push_sched(
+        ts,
+        cpu,
+        SchedKind::Switch {
+            prev_tid: Some(prev_tid),
+            prev_state: PrevState::Bits(prev_state),
+            next_tid,
+            next_prio,
+        },
+    );
+    Ok(())
+}
+
+fn sched_waking(
+    ts: i64,
+    cpu: u32,
+    waker: Option<i32>,
+    wakeup: bool,
+    buf: &[u8],
+    ev: &mut Events,
+) -> Result<(), WireError> {
+    use ftrace::waking::*;
+    let (mut comm, mut tid) = ("", 0);
+    for f in Fields::new(buf) {
+        let (n, v) = f?;
+        match n {
+            COMM => comm = text(v)?,
+            PID => tid = v.as_i32().unwrap_or(0),
+            _ => {}
+        }
+    }
+    ev.note_comm(tid, comm);
+    ev.push_sched(ts, cpu, SchedKind::Waking { tid, waker, wakeup });
+    Ok(())
+}
+
+fn blocked_reason(ts: i64, cpu: u32, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+    use ftrace::blocked::*;
+    let (mut tid, mut caller, mut io_wait) = (0, 0u64, false);
+    for f in Fields::new(buf) {
+        let (n, v) = f?;
+        match n {
+            PID => tid = v.as_i32().unwrap_or(0),
+            CALLER => caller = v.as_u64().unwrap_or(0),
+            IO_WAIT => io_wait = v.as_u64().unwrap_or(0) != 0,
+            _ => {}
+        }
+    }
+    // Protobuf carries the caller as a kernel address; text ftrace already symbolizes it.
+    let function = ev.strings.intern(&format!("{caller:#x}"));
+    ev.push_sched(
+        ts,
+        cpu,
+        SchedKind::Blocked {
+            tid,
+            function,
+            io_wait,
+        },
+    );
+    Ok(())
+}
+
+fn print(ts: i64, cpu: u32, tid: i32, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+    let mut text_buf = "";
+    for f in Fields::new(buf) {
+        let (n, v) = f?;
+        if n == ftrace::print::BUF {
+            text_buf = text(v)?;
+        }
+    }
+    let line = text_buf.trim_end_matches(['\n', '\0']);
+    if superpass::is_superpass(line) {
+        match superpass::parse_line(line) {
+            Some(kind) => ev.push_superpass(ts, cpu, kind),
+            None => ev.diag.unknown += 1,
+        }
+    } else if !ev.atrace(ts, tid, line) {
+        ev.diag.unknown += 1;
+    }
+    Ok(())
+}
+
+fn generic(ts: i64, cpu: u32, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+    use ftrace::generic::*;
+    let mut name = "";
+    let mut fields: Vec<(&str, String)> = Vec::new();
+    for f in Fields::new(buf) {
+        let (n, v) = f?;
+        match (n, v) {
+            (EVENT_NAME, v) => name = text(v)?,
+            (FIELD, Value::Bytes(b)) => {
+                let (mut key, mut val) = ("", String::new());
+                for f in Fields::new(b) {
+                    let (n, v) = f?;
+                    match n {
+                        FIELD_NAME => key = text(v)?,
+                        FIELD_STR => val = text(v)?.to_owned(),
+                        FIELD_INT => val = v.as_i64().unwrap_or(0).to_string(),
+                        FIELD_UINT => val = v.as_u64().unwrap_or(0).to_string(),
+                        _ => {}
+                    }
+                }
+                fields.push((key, val));
+            }
+            _ => {}
+        }
+    }
+    let parsed = superpass::is_superpass(name)
+        .then(|| {
+            superpass::parse(name, |k| {
+                fields
+                    .iter()
+                    .find(|(key, _)| *key == k)
+                    .map(|(_, v)| v.as_str())
+            })
+        })
+        .flatten();
+    match parsed {
+        Some(kind) => ev.push_superpass(ts, cpu, kind),
+        None => ev.diag.unknown += 1,
+    }
+    Ok(())
+}
+
+fn process_tree(buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+    for f in Fields::new(buf) {
+        let (n, v) = f?;
+        let Some(b) = v.as_bytes() else { continue };
+        match n {
+            process_tree::PROCESSES => {
+                let (mut pid, mut cmdline) = (None, None);
+                for f in Fields::new(b) {
+                    let (n, v) = f?;
+                    match n {
+                        process_tree::PROCESS_PID => pid = v.as_i32(),
+                        // The first cmdline element names the process.
+                        process_tree::PROCESS_CMDLINE if cmdline.is_none() => cmdline = v.as_str(),
+                        _ => {}
+                    }
+                }
+                if let Some(pid) = pid {
+                    ev.declare_process(pid, cmdline);
+                }
+            }
+            process_tree::THREADS => {
+                let (mut tid, mut tgid, mut name) = (None, None, None);
+                for f in Fields::new(b) {
+                    let (n, v) = f?;
+                    match n {
+                        process_tree::THREAD_TID => tid = v.as_i32(),
+                        process_tree::THREAD_TGID => tgid = v.as_i32(),
+                        process_tree::THREAD_NAME => name = v.as_str(),
+                        _ => {}
+                    }
+                }
+                if let Some(tid) = tid {
+                    ev.declare_thread(tid, tgid, name);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn track_descriptor(buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
+    let mut uuid = None;
+    let mut info = TrackInfo::default();
+    for f in Fields::new(buf) {
+        let (n, v) = f?;
+        match n {
+            track::UUID => uuid = v.as_u64(),
+            track::NAME => info.name = v.as_str().map(str::to_owned),
+            track::COUNTER => info.counter = true,
+            track::PROCESS => {
+                let Some(b) = v.as_bytes() else { continue };
+                let (mut pid, mut name) = (None, None);
+                for f in Fields::new(b) {
+                    let (n, v) = f?;
+                    match n {
+                        track::PROCESS_PID => pid = v.as_i32(),
+                        track::PROCESS_NAME => name = v.as_str(),
+                        track::PROCESS_CMDLINE if name.is_none() => name = v.as_str(),
+                        _ => {}
+                    }
+                }
+                if let Some(pid) = pid {
+                    ev.declare_process(pid, name);
+                    info.pid = Some(pid);
+                }
+            }
+            track::THREAD => {
+                let Some(b) = v.as_bytes() else { continue };
+                let (mut pid, mut tid, mut name) = (None, None, None);
+                for f in Fields::new(b) {
+                    let (n, v) = f?;
+                    match n {
+                        track::THREAD_PID => pid = v.as_i32(),
+                        track::THREAD_TID => tid = v.as_i32(),
+                        track::THREAD_NAME => name = v.as_str(),
+                        _ => {}
+                    }
+                }
+                if let Some(tid) = tid {
+                    ev.declare_thread(tid, pid, name);
+                    info.tid = Some(tid);
+                    info.pid = pid;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(uuid) = uuid {
+        ev.tracks.insert(uuid, info);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::writer::{FieldValue, TraceWriter};
+
+    fn decode_ok(bytes: &[u8]) -> Events {
+        let mut ev = Events::default();
+        decode(bytes, &mut ev).unwrap();
+        ev
+    }
+
+    #[test]
+    fn writer_output_decodes() {
+        let mut w = TraceWriter::new();
+        w.process(10, "app");
+        w.thread(10, 11, "ui");
+        w.sched_switch(100, 0, "swapper/0", 0, 120, 0, "ui", 11, 110);
+        w.sched_waking(150, 0, "bg", 12, 120, 1);
+        w.sched_blocked_reason(160, 0, 11, 0xffff_0000_1234, false);
+        w.print(170, 0, 11, "B|10|lockwait:l\n");
+        w.generic(
+            180,
+            0,
+            11,
+            "superpass_block",
+            &[
+                ("waiter", FieldValue::Int(11)),
+                ("blocker", FieldValue::Int(12)),
+                ("lock", FieldValue::Uint(0x10)),
+                ("kind", FieldValue::Str("mutex")),
+            ],
+        );
+        w.slice_begin(200, 11, "lockhold:l");
+        w.slice_end(300, 11);
+        let ev = decode_ok(&w.finish());
+        assert_eq!(ev.sched.len(), 3);
+        assert_eq!(ev.slices.len(), 3);
+        assert_eq!(ev.superpass.len(), 1);
+        assert_eq!(ev.threads[&11].name.as_deref(), Some("ui"));
+        assert_eq!(ev.threads[&11].pid, Some(10));
+        assert_eq!(ev.processes[&10].as_deref(), Some("app"));
+        assert_eq!(ev.threads[&12].comm.as_deref(), Some("bg"));
+        // The waking was emitted while `ui` ran on CPU 0, so the writer names it the waker.
+        assert!(matches!(
+            ev.sched[1].kind,
+            SchedKind::Waking {
+                tid: 12,
+                waker: Some(11),
+                wakeup: false
+            }
+        ));
+        assert_eq!(ev.diag, Default::default());
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let mut ev = Events::default();
+        assert!(decode(b"hello world", &mut ev).is_err());
+        assert!(decode(&[], &mut ev).is_err());
+    }
+
+    #[test]
+    fn truncated_trace_keeps_whole_packets() {
+        let mut w = TraceWriter::new();
+        for i in 0..10 {
+            w.slice_begin(i * 10, 1, "s");
+            w.slice_end(i * 10 + 5, 1);
+        }
+        let bytes = w.finish();
+        let ev = decode_ok(&bytes[..bytes.len() - 3]);
+        assert!(ev.diag.truncated);
+        assert_eq!(ev.slices.len(), 19);
+    }
+
+    #[test]
+    fn compact_sched_decodes() {
+        use crate::wire::{put_bytes, put_message, put_uint, put_varint};
+        let mut out = Vec::new();
+        put_message(&mut out, trace::PACKET, |p| {
+            put_message(p, packet::FTRACE_EVENTS, |b| {
+                put_uint(b, bundle::CPU, 2);
+                put_message(b, bundle::COMPACT_SCHED, |c| {
+                    put_bytes(c, compact::INTERN_TABLE, b"worker");
+                    let col = |c: &mut Vec<u8>, field, vals: &[u64]| {
+                        put_message(c, field, |c| vals.iter().for_each(|&v| put_varint(c, v)))
+                    };
+                    col(c, compact::SWITCH_TIMESTAMP, &[1000, 50]);
+                    col(c, compact::SWITCH_PREV_STATE, &[1, 0]);
+                    col(c, compact::SWITCH_NEXT_PID, &[42, 0]);
+                    col(c, compact::SWITCH_NEXT_PRIO, &[120, 120]);
+                    col(c, compact::SWITCH_NEXT_COMM_INDEX, &[0, 0]);
+                });
+            });
+        });
+        let ev = decode_ok(&out);
+        assert_eq!(ev.sched.len(), 2);
+        assert_eq!(ev.sched[1].ts, 1050);
+        assert_eq!(ev.sched[1].cpu, 2);
+        assert_eq!(ev.threads[&42].comm.as_deref(), Some("worker"));
+    }
+}

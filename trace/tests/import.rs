@@ -1,0 +1,251 @@
+//! Importer behaviour: table contents, recovery rules, and that no input panics.
+
+mod common;
+
+use common::US;
+use proptest::prelude::*;
+use rusqlite::Connection;
+use superpass_trace::writer::TraceWriter;
+use superpass_trace::{events::Events, import, perfetto};
+
+fn db(buf: &[u8]) -> (Connection, import::Summary) {
+    import::import_in_memory(buf).unwrap()
+}
+
+fn rows(conn: &Connection, sql: &str) -> Vec<String> {
+    let r = superpass_trace::query::run(conn, sql).unwrap();
+    r.to_tsv().lines().skip(1).map(str::to_owned).collect()
+}
+
+#[test]
+fn thread_state_follows_trace_processor_rules() {
+    let (conn, _) = db(&common::pftrace());
+    let ui = rows(
+        &conn,
+        "SELECT ts.ts, ts.dur, state, IFNULL(cpu, '-'), IFNULL(w.tid, '-') FROM thread_state ts \
+         JOIN thread t USING (utid) LEFT JOIN thread w ON w.utid = ts.waker_utid \
+         WHERE t.tid = 101 ORDER BY ts.ts",
+    );
+    let us = |v: i64| v * US;
+    assert_eq!(
+        ui,
+        vec![
+            format!("{}\t{}\tRunning\t0\t-", us(2000), us(2000)),
+            format!("{}\t{}\tS\t-\t-", us(4000), us(7000)),
+            format!("{}\t{}\tR\t-\t102", us(11000), us(1000)),
+            format!("{}\t{}\tRunning\t0\t-", us(12000), us(8000)),
+            format!("{}\t-1\tS\t-\t-", us(20000)),
+        ]
+    );
+    let bg_preempted = rows(
+        &conn,
+        "SELECT state, dur FROM thread_state JOIN thread USING (utid) WHERE tid = 102 AND ts = 2000000",
+    );
+    assert_eq!(bg_preempted, vec![format!("R+\t{}", us(8000))]);
+    // sched: the last slice of each CPU runs to the end of the trace.
+    let sched = rows(
+        &conn,
+        "SELECT cpu, ts, dur, tid, IFNULL(end_state, '-') FROM sched JOIN thread USING (utid) \
+         WHERE cpu = 1 ORDER BY ts",
+    );
+    assert_eq!(sched, vec![format!("1\t0\t{}\t103\t-", us(20000))]);
+    let threads = rows(
+        &conn,
+        "SELECT tid, thread.name, p.pid, is_main_thread FROM thread LEFT JOIN process p USING (upid) \
+         WHERE tid > 0 ORDER BY tid",
+    );
+    assert_eq!(
+        threads,
+        vec![
+            "101\tui\t100\t0",
+            "102\tbg\t100\t0",
+            "103\tbarger\t100\t0",
+            "201\thog\t200\t0"
+        ]
+    );
+}
+
+#[test]
+fn blocked_reason_lands_on_the_sleep() {
+    let mut w = TraceWriter::new();
+    w.thread(1, 5, "t");
+    w.sched_switch(10, 0, "swapper", 0, 120, 0, "t", 5, 120);
+    w.sched_switch(20, 0, "t", 5, 120, 2, "swapper", 0, 120);
+    // The kernel emits sched_blocked_reason during the wakeup, after sched_waking.
+    w.sched_waking(30, 0, "t", 5, 120, 0);
+    w.sched_blocked_reason(30, 0, 5, 0xffff_0000_0000_0abc, true);
+    let (conn, _) = db(&w.finish());
+    let r = rows(
+        &conn,
+        "SELECT state, blocked_function, io_wait FROM thread_state WHERE state = 'D'",
+    );
+    assert_eq!(r, vec!["D\t0xffff000000000abc\t1"]);
+}
+
+#[test]
+fn out_of_order_and_unended_are_repaired_and_counted() {
+    let mut w = TraceWriter::new();
+    w.thread(1, 2, "t");
+    // Written out of order on the same CPU: the importer sorts them.
+    w.sched_switch(200, 0, "t", 2, 120, 1, "swapper", 0, 120);
+    w.sched_switch(100, 0, "swapper", 0, 120, 0, "t", 2, 120);
+    w.slice_begin(110, 2, "outer");
+    w.slice_begin(120, 2, "inner");
+    w.slice_end(130, 2);
+    w.slice_end(140, 2);
+    w.slice_end(150, 2); // unmatched
+    w.slice_begin(160, 2, "lockwait:never_ends");
+    let (conn, s) = db(&w.finish());
+    assert_eq!(s.diag.out_of_order, 1);
+    assert_eq!(s.diag.unmatched_ends, 1);
+    assert_eq!(s.diag.unended_slices, 1);
+    let sl = rows(
+        &conn,
+        "SELECT name, ts, dur, depth, IFNULL(parent_id, '-') FROM slice ORDER BY id",
+    );
+    assert_eq!(
+        sl,
+        vec![
+            "outer\t110\t30\t0\t-",
+            "inner\t120\t10\t1\t0",
+            "lockwait:never_ends\t160\t-1\t0\t-"
+        ]
+    );
+    let st = rows(&conn, "SELECT state, ts, dur FROM thread_state ORDER BY ts");
+    assert_eq!(st, vec!["Running\t100\t100", "S\t200\t-1"]);
+    let meta = rows(
+        &conn,
+        "SELECT int_value FROM metadata WHERE name = 'import_unended_slices'",
+    );
+    assert_eq!(meta, vec!["1"]);
+}
+
+#[test]
+fn text_and_perfetto_give_the_same_tables() {
+    let (a, _) = db(&common::pftrace());
+    let (b, _) = db(common::ftrace_text().as_bytes());
+    let off = common::TEXT_OFFSET;
+    for sql in [
+        "SELECT ts - {o}, dur, state, utid, IFNULL(waker_utid, -1) FROM thread_state ORDER BY id",
+        "SELECT ts - {o}, dur, cpu, utid, IFNULL(end_state, '') FROM sched ORDER BY id",
+        "SELECT ts - {o}, dur, name, depth FROM thread_slice ORDER BY id",
+    ] {
+        let qa = sql.replace("{o}", "0");
+        let qb = sql.replace("{o}", &off.to_string());
+        let (ra, rb) = (rows(&a, &qa), rows(&b, &qb));
+        // The last sched slices end at the trace end, which both place at 20 ms.
+        assert_eq!(ra, rb, "{sql}");
+    }
+}
+
+#[test]
+fn compact_sched_infers_prev_thread() {
+    use superpass_trace::wire::{put_bytes, put_message, put_uint, put_varint};
+    let mut out = Vec::new();
+    put_message(&mut out, 1, |p| {
+        put_message(p, 1, |b| {
+            put_uint(b, 1, 0);
+            put_message(b, 4, |c| {
+                put_bytes(c, 5, b"a");
+                put_bytes(c, 5, b"b");
+                let col = |c: &mut Vec<u8>, f, v: &[u64]| {
+                    put_message(c, f, |c| v.iter().for_each(|&x| put_varint(c, x)))
+                };
+                col(c, 1, &[100, 50, 50]);
+                col(c, 2, &[0, 1, 0]);
+                col(c, 3, &[7, 8, 7]);
+                col(c, 4, &[120, 120, 120]);
+                col(c, 6, &[0, 1, 0]);
+                col(c, 7, &[160]);
+                col(c, 8, &[8]);
+                col(c, 11, &[1]);
+            });
+        });
+    });
+    let (conn, _) = db(&out);
+    let st = rows(
+        &conn,
+        "SELECT t.tid, state, s.ts, dur, IFNULL(w.tid, '-') FROM thread_state s JOIN thread t USING (utid) \
+         LEFT JOIN thread w ON w.utid = s.waker_utid ORDER BY s.ts, t.tid",
+    );
+    assert_eq!(
+        st,
+        vec![
+            "7\tRunning\t100\t50\t-",
+            "7\tS\t150\t50\t-",
+            "8\tRunning\t150\t50\t-",
+            "7\tRunning\t200\t-1\t-",
+            "8\tR\t200\t-1\t-",
+        ]
+    );
+}
+
+#[test]
+fn errors_are_clear() {
+    let e = import::import_in_memory(b"\x0a\xff\xff\xff\xff\x0f").unwrap_err();
+    assert!(e.to_string().contains("not a Perfetto trace"), "{e}");
+    let e = import::import_in_memory(b"hello\nworld\n").unwrap_err();
+    assert!(e.to_string().contains("no ftrace events"), "{e}");
+}
+
+#[test]
+fn unknown_packets_are_skipped() {
+    use superpass_trace::wire::{put_bytes, put_message, put_uint};
+    let mut buf = common::pftrace();
+    put_message(&mut buf, 1, |p| {
+        put_uint(p, 8, 5);
+        put_bytes(p, 999, b"some future packet");
+    });
+    put_bytes(&mut buf, 7, b"unknown top-level field");
+    let (_, s) = db(&buf);
+    assert!(s.diag.unknown >= 2);
+    assert_eq!(s.diag.corrupt, 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn decoder_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let mut ev = Events::default();
+        let _ = perfetto::decode(&bytes, &mut ev);
+    }
+
+    #[test]
+    fn text_parser_never_panics(s in "\\PC{0,300}") {
+        let mut ev = Events::default();
+        superpass_trace::ftrace_text::parse(&s, &mut ev);
+    }
+}
+
+// The whole pipeline (model + SQLite) per case is slower; fewer cases.
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn corrupted_real_trace_never_panics(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let mut bytes = common::pftrace();
+        for (i, b) in flips {
+            let i = i.index(bytes.len());
+            bytes[i] = b;
+        }
+        let cut = cut.index(bytes.len() + 1);
+        bytes.truncate(cut);
+        let mut ev = Events::default();
+        let _ = perfetto::decode(&bytes, &mut ev);
+        // The whole pipeline too: model building and SQLite must take whatever decoded.
+        let _ = import::import_in_memory(&bytes);
+    }
+
+    #[test]
+    fn mangled_text_lines_never_panic(cut in 0usize..4000, junk in "[ -~\\[\\]=|>:]{0,40}") {
+        let mut t = common::ftrace_text();
+        let cut = cut.min(t.len());
+        let cut = (0..=cut).rev().find(|&i| t.is_char_boundary(i)).unwrap_or(0);
+        t.insert_str(cut, &junk);
+        let _ = import::import_in_memory(t.as_bytes());
+    }
+}
