@@ -1,0 +1,18 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+
+package vendor.superpass;
+
+import vendor.superpass.Role;
+
+/**
+ * One latency-critical thread: the thread SuperPass protects from lock holders.
+ */
+@VintfStability
+parcelable CriticalThread {
+    /** Kernel thread id; it must belong to the pid given with it. */
+    int tid;
+    /** Why the thread is critical. */
+    Role role = Role.OTHER;
+}
