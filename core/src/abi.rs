@@ -802,7 +802,52 @@ pub struct StatsMsg {
     pub hist: [u64; HIST_BUCKETS],
 }
 
+/// The scalar fields of a [`StatsMsg`], for [`StatsMsg::encode_parts`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatsHead {
+    /// See [`StatsMsg::enabled`].
+    pub enabled: u32,
+    /// See [`StatsMsg::ncritical`].
+    pub ncritical: u32,
+    /// See [`StatsMsg::active_mask`].
+    pub active_mask: u64,
+    /// See [`StatsMsg::generation`].
+    pub generation: u64,
+    /// See [`StatsMsg::boosted`].
+    pub boosted: u64,
+    /// See [`StatsMsg::hist_min`].
+    pub hist_min: u64,
+    /// See [`StatsMsg::hist_max`].
+    pub hist_max: u64,
+}
+
 impl StatsMsg {
+    /// Encodes a stats message from borrowed parts, without building a `StatsMsg` (~13 KiB,
+    /// too big for a kernel stack); [`Message::encode`] goes through here too.
+    pub fn encode_parts(
+        out: &mut [u8],
+        head: &StatsHead,
+        counters: &[u64; NUM_COUNTERS],
+        hist: &[u64; HIST_BUCKETS],
+    ) -> Result<(), AbiError> {
+        let mut w = Writer::new(out, Self::SIZE)?;
+        w.header(Self::SIZE);
+        w.u32(head.enabled);
+        w.u32(head.ncritical);
+        w.u64(head.active_mask);
+        w.u64(head.generation);
+        w.u64(head.boosted);
+        w.u64(head.hist_min);
+        w.u64(head.hist_max);
+        for &c in counters.iter() {
+            w.u64(c);
+        }
+        for &h in hist.iter() {
+            w.u64(h);
+        }
+        Ok(())
+    }
+
     /// The blocking histogram this message carries.
     pub fn histogram(&self) -> Histogram {
         Histogram::from_parts(&self.hist, self.hist_min, self.hist_max)
@@ -812,22 +857,16 @@ impl StatsMsg {
 impl Message for StatsMsg {
     const SIZE: usize = 56 + 8 * NUM_COUNTERS + 8 * HIST_BUCKETS;
     fn encode(&self, out: &mut [u8]) -> Result<(), AbiError> {
-        let mut w = Writer::new(out, Self::SIZE)?;
-        w.header(Self::SIZE);
-        w.u32(self.enabled);
-        w.u32(self.ncritical);
-        w.u64(self.active_mask);
-        w.u64(self.generation);
-        w.u64(self.boosted);
-        w.u64(self.hist_min);
-        w.u64(self.hist_max);
-        for c in self.counters {
-            w.u64(c);
-        }
-        for h in self.hist {
-            w.u64(h);
-        }
-        Ok(())
+        let head = StatsHead {
+            enabled: self.enabled,
+            ncritical: self.ncritical,
+            active_mask: self.active_mask,
+            generation: self.generation,
+            boosted: self.boosted,
+            hist_min: self.hist_min,
+            hist_max: self.hist_max,
+        };
+        Self::encode_parts(out, &head, &self.counters, &self.hist)
     }
     fn decode(b: &[u8]) -> Result<Self, AbiError> {
         let mut r = Reader::new(b, Self::SIZE)?;

@@ -117,7 +117,11 @@ impl Detector {
 
     /// Forgets everything and adopts the table size of `t`.
     pub fn reset(&mut self, t: &Tunables) {
-        *self = Self::new(t);
+        // In place: a whole `Detector` temporary would take ~22 KiB of (kernel) stack.
+        self.locks.fill(FREE_LOCK);
+        self.nslots = t.lock_slots as usize;
+        self.waits.fill(None);
+        self.hi = 0;
     }
 
     fn set_of(&self, lock: LockId) -> usize {
@@ -285,8 +289,10 @@ impl Detector {
             s.owner = o;
         }
         match w.kind {
-            LockKind::Mutex | LockKind::Futex | LockKind::RwsemRead => b.push(s.owner),
-            LockKind::RwsemWrite => {
+            LockKind::Mutex | LockKind::Futex => b.push(s.owner),
+            // A reader with no writer owning the lock waits behind a queued writer, which in turn
+            // waits for the current readers: they are the ones to speed up.
+            LockKind::RwsemRead | LockKind::RwsemWrite => {
                 if s.owner > 0 {
                     b.push(s.owner);
                 } else {
@@ -441,6 +447,18 @@ mod tests {
         assert!(d.holders(0x100).is_some(), "waited-on lock kept");
         assert!(d.holders(0x200).is_none(), "stalest idle lock evicted");
         d.check(&t).unwrap();
+    }
+
+    #[test]
+    fn rwsem_reader_behind_a_queued_writer_names_the_readers() {
+        let t = Tunables::default();
+        let mut st = Stats::default();
+        let mut d = Detector::new(&t);
+        d.reader_acquired(1, 0x4000, 31, &t, &mut st);
+        let b = d.wait_start(2, w(10, 0x4000, LockKind::RwsemRead), None, &mut st);
+        assert_eq!(b.as_slice(), &[31]);
+        let b = d.wait_start(3, w(11, 0x4000, LockKind::RwsemRead), Some(40), &mut st);
+        assert_eq!(b.as_slice(), &[40], "a writer owner is the blocker");
     }
 
     #[test]

@@ -149,7 +149,10 @@ macro_rules! cx {
 
 impl<O: Observer> Engine<O> {
     /// A disabled engine with default tunables for `nr_cpus` CPUs.
-    pub fn new(nr_cpus: u32, observer: O) -> Self {
+    ///
+    /// `const` so that the kernel module can build it at compile time in static memory: the
+    /// engine is tens of KiB and a kernel stack is 16 KiB.
+    pub const fn new(nr_cpus: u32, observer: O) -> Self {
         let tun = Tunables::DEFAULT;
         Self {
             tun,
@@ -159,7 +162,7 @@ impl<O: Observer> Engine<O> {
             critical_filter: TidFilter::new(),
             detector: Detector::new(&tun),
             ft: FastTrack::new(nr_cpus),
-            stats: Stats::default(),
+            stats: Stats::new(),
             obs: observer,
         }
     }
@@ -501,13 +504,23 @@ impl<O: Observer> Engine<O> {
     /// The task CPU `cpu` should run instead of the fair class's choice `fair_next`, if any.
     #[inline]
     pub fn pick(&mut self, now: Nanos, cpu: Cpu, prev: Tid, fair_next: Tid) -> Option<Tid> {
-        self.ft.pick(now, cpu, prev, fair_next, cx!(self))
+        let protected = self.is_critical(fair_next);
+        self.ft
+            .pick(now, cpu, prev, fair_next, protected, cx!(self))
+    }
+
+    /// True if `tid` is registered as critical (cheap when it is not).
+    #[inline]
+    pub fn is_critical(&self, tid: Tid) -> bool {
+        self.critical_filter.may_contain(tid) && self.critical.contains(tid)
     }
 
     /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
     #[inline]
     pub fn should_preempt(&mut self, now: Nanos, cpu: Cpu, curr: Tid, waking: Tid) -> bool {
-        self.ft.should_preempt(now, cpu, curr, waking, cx!(self))
+        let protected = self.is_critical(curr);
+        self.ft
+            .should_preempt(now, cpu, curr, waking, protected, cx!(self))
     }
 
     /// Where waking task `tid` should run, if SuperPass has an opinion (an idle CPU).
@@ -538,7 +551,9 @@ impl<O: Observer> Engine<O> {
 
     /// Zeroes counters and the histogram.
     pub fn reset_stats(&mut self) {
-        self.stats = Stats::default();
+        // In place: a `Stats` temporary would take ~13 KiB of (kernel) stack.
+        self.stats.counters = [0; NUM_COUNTERS];
+        self.stats.blocking.clear();
     }
 
     /// The statistics as the ABI carries them.
@@ -609,7 +624,23 @@ impl<O: Observer> Engine<O> {
                 Ok(0)
             }
             Request::GetStats => {
-                self.stats_msg().encode(out)?;
+                // Encoded from the engine's own arrays: a `StatsMsg` is ~13 KiB, too big for a
+                // kernel stack.
+                let h = &self.stats.blocking;
+                abi::StatsMsg::encode_parts(
+                    out,
+                    &abi::StatsHead {
+                        enabled: self.enabled as u32,
+                        ncritical: self.critical.len() as u32,
+                        active_mask: self.active_mask,
+                        generation: self.critical.generation(),
+                        boosted: self.ft.boosted_count() as u64,
+                        hist_min: h.min(),
+                        hist_max: h.max(),
+                    },
+                    &self.stats.counters,
+                    h.buckets(),
+                )?;
                 Ok(abi::StatsMsg::SIZE)
             }
             Request::ResetStats => {

@@ -501,7 +501,9 @@ impl FastTrack {
 
     /// Which task CPU `cpu` should run instead of the stock choice `fair_next`, if any.
     ///
-    /// `prev` is the task that ran until now; its fast-track time is charged first.
+    /// `prev` is the task that ran until now; its fast-track time is charged first. A
+    /// `protected` stock choice (a critical thread) is never displaced: the fast track exists to
+    /// serve critical threads, not to compete with them.
     #[inline(always)]
     pub fn pick<O: Observer>(
         &mut self,
@@ -509,13 +511,14 @@ impl FastTrack {
         cpu: Cpu,
         prev: Tid,
         fair_next: Tid,
+        protected: bool,
         cx: &mut Cx<'_, O>,
     ) -> Option<Tid> {
         let _ = prev;
         let c = cpu as usize;
         match self.cpus.get(c) {
             Some(pc) if c < self.nr_cpus && (pc.running.is_some() || pc.len != 0) => {
-                self.pick_busy(now, c, fair_next, cx)
+                self.pick_busy(now, c, fair_next, protected, cx)
             }
             _ => None,
         }
@@ -527,6 +530,7 @@ impl FastTrack {
         now: Nanos,
         cpu: usize,
         fair_next: Tid,
+        protected: bool,
         cx: &mut Cx<'_, O>,
     ) -> Option<Tid> {
         self.charge(now, cpu, cx);
@@ -534,6 +538,17 @@ impl FastTrack {
         let pc = &mut self.cpus[cpu];
         if pc.throttled || pc.len == 0 {
             pc.running = None;
+            return None;
+        }
+        if protected {
+            // The stock choice is a critical thread: let it run. If it is itself boosted (it
+            // blocks another critical thread), its time counts against its budget.
+            let bi = self
+                .boost_of(fair_next)
+                .filter(|&bi| self.boosts[bi as usize].is_some_and(|b| b.cpu == Some(cpu as u16)));
+            let pc = &mut self.cpus[cpu];
+            pc.running = bi;
+            pc.run_since = now;
             return None;
         }
         if pc.running == Some(pc.queue[0])
@@ -563,15 +578,18 @@ impl FastTrack {
     }
 
     /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
+    ///
+    /// A `protected` current task (a critical thread) is never preempted by the fast track.
     pub fn should_preempt<O: Observer>(
         &mut self,
         now: Nanos,
         cpu: Cpu,
         curr: Tid,
         waking: Tid,
+        protected: bool,
         cx: &mut Cx<'_, O>,
     ) -> bool {
-        if self.boost_of(waking).is_none() || (cpu as usize) >= self.nr_cpus {
+        if protected || self.boost_of(waking).is_none() || (cpu as usize) >= self.nr_cpus {
             return false;
         }
         self.charge(now, cpu as usize, cx);
@@ -786,7 +804,7 @@ mod tests {
         let mut ft = FastTrack::new(2);
         ft.grant(0, link(5, 1), cx);
         assert!(!ft.enqueue(0, 7, 5, cx));
-        assert_eq!(ft.pick(0, 7, 1, 1, cx), None);
+        assert_eq!(ft.pick(0, 7, 1, 1, false, cx), None);
         assert!(!ft.tick(0, 99, 5, cx));
         ft.check(&t).unwrap();
     }

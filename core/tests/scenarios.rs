@@ -234,6 +234,26 @@ fn throttle_caps_cpu_share_per_window() {
 }
 
 #[test]
+fn critical_threads_are_never_displaced_or_preempted() {
+    let mut e = engine();
+    e.add_critical(0, 101, Role::Render).unwrap();
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.enqueue(0, 0, 200);
+    assert_eq!(
+        e.pick(1, 0, 300, 101),
+        None,
+        "the RenderThread keeps its pick"
+    );
+    assert!(!e.should_preempt(1, 0, 101, 200), "nor is it preempted");
+    assert_eq!(
+        e.pick(2, 0, 101, 300),
+        Some(200),
+        "a non-critical pick is replaced"
+    );
+    ok(&e);
+}
+
+#[test]
 fn preempt_and_select_cpu() {
     let mut e = engine();
     e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));

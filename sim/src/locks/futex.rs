@@ -1,0 +1,37 @@
+//! An unfair futex-style lock: unlock frees the word and wakes one waiter, and any thread
+//! that arrives before that waiter runs may take it (barging).
+//!
+//! This is the seed post's case: the woken waiter is runnable but starved of CPU while an
+//! arriving thread grabs the lock, so the waiter sleeps again.
+
+use super::TaskIdx;
+use std::collections::VecDeque;
+
+/// A futex lock.
+#[derive(Clone, Debug, Default)]
+pub struct Futex {
+    /// Current owner.
+    pub owner: Option<TaskIdx>,
+    /// Sleeping waiters in arrival order.
+    pub waiters: VecDeque<TaskIdx>,
+}
+
+impl Futex {
+    /// Takes the lock if free (even if others wait); otherwise queues `t`.
+    pub fn lock(&mut self, t: TaskIdx) -> bool {
+        if self.owner.is_none() {
+            self.owner = Some(t);
+            true
+        } else {
+            self.waiters.push_back(t);
+            false
+        }
+    }
+
+    /// Releases the lock held by `t`; returns the waiter to wake (it retries when it runs).
+    pub fn unlock(&mut self, t: TaskIdx) -> Option<TaskIdx> {
+        assert_eq!(self.owner, Some(t), "futex released by a non-owner");
+        self.owner = None;
+        self.waiters.pop_front()
+    }
+}

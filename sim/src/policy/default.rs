@@ -1,0 +1,13 @@
+//! The stock kernel: no inheritance, no promotion, no fast track.
+
+use super::Policy;
+
+/// Stock scheduling.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Default;
+
+impl Policy for Default {
+    fn name(&self) -> &'static str {
+        "default"
+    }
+}

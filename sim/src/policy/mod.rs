@@ -1,0 +1,233 @@
+//! Policies: plug-ins that see lock events and scheduler decisions and may change them.
+//!
+//! Every policy implements [`Policy`]; all methods default to the stock kernel's behaviour
+//! (do nothing). A policy answers through its return value or by pushing [`Action`]s, which
+//! the simulator applies after the call, so a policy never mutates the world directly.
+
+pub mod default;
+pub mod pi;
+pub mod proxy;
+pub mod rtui;
+pub mod superpass;
+
+use crate::locks::TaskIdx;
+use crate::sched::{Sched, World};
+
+/// What kind of wait or hold a lock event concerns (the kernel hook families).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockKind {
+    /// Kernel mutex.
+    Mutex,
+    /// rwsem, read side.
+    RwsemRead,
+    /// rwsem, write side.
+    RwsemWrite,
+    /// futex-style user lock.
+    Futex,
+}
+
+/// A lock event, reported where the kernel's vendor hook would fire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockEvent {
+    /// `waiter` starts sleeping on `lock`; `owner` is the exclusive owner if there is one.
+    WaitStart {
+        /// The waiting task.
+        waiter: TaskIdx,
+        /// Lock index.
+        lock: u32,
+        /// Hook family.
+        kind: LockKind,
+        /// Exclusive owner, if any.
+        owner: Option<TaskIdx>,
+    },
+    /// `waiter` stops waiting (acquired, or woken to retry a futex).
+    WaitFinish {
+        /// The task that waited.
+        waiter: TaskIdx,
+        /// Lock index.
+        lock: u32,
+        /// Whether it now holds the lock.
+        acquired: bool,
+    },
+    /// `tid` became the exclusive owner.
+    OwnerAcquired {
+        /// Lock index.
+        lock: u32,
+        /// New owner.
+        tid: TaskIdx,
+    },
+    /// `tid` released exclusive ownership.
+    OwnerReleased {
+        /// Lock index.
+        lock: u32,
+        /// Old owner.
+        tid: TaskIdx,
+    },
+    /// `tid` took an rwsem for reading.
+    ReaderAcquired {
+        /// Lock index.
+        lock: u32,
+        /// Reader.
+        tid: TaskIdx,
+    },
+    /// `tid` released an rwsem read hold.
+    ReaderReleased {
+        /// Lock index.
+        lock: u32,
+        /// Reader.
+        tid: TaskIdx,
+    },
+}
+
+/// A change a policy asks the simulator to make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Set a task's effective scheduling parameters (inheritance, promotion).
+    SetEff(TaskIdx, Sched),
+    /// Set a task's own parameters and its effective ones (setup-time promotion).
+    SetBase(TaskIdx, Sched),
+    /// Re-run the pick on a CPU now.
+    Resched(u32),
+    /// Charge CPU time (ns) for the policy's own work on a CPU.
+    Charge(u32, u64),
+    /// A SuperPass grant to this blocker started (trace slice).
+    GrantBegin(TaskIdx),
+    /// The grant ended (trace slice).
+    GrantEnd(TaskIdx),
+}
+
+/// The answer to "the picked task is a blocked donor; what runs?" (proxy execution).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProxyPick {
+    /// Run this task (the lock owner) on the donor's scheduling context.
+    Run(TaskIdx),
+    /// Take the donor off the runqueue; it sleeps until the lock is handed to it.
+    Deactivate,
+    /// Move the donor to this CPU's runqueue (the owner's) and pick again.
+    Migrate(u32),
+}
+
+/// Counters a policy reports at the end of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicyStats {
+    /// Hook calls charged.
+    pub hook_calls: u64,
+    /// Boost grants made (SuperPass) or inheritance changes (PI) or proxy runs (proxy).
+    pub boosts: u64,
+    /// Policy-specific named counters (SuperPass: the engine's counters).
+    pub counters: Vec<(String, u64)>,
+}
+
+/// A scheduling/locking policy.
+pub trait Policy: Send {
+    /// The CLI name (`default`, `pi`, `rt-ui`, `proxy`, `proxy-migrate`, `superpass`).
+    fn name(&self) -> &'static str;
+
+    /// Called once before the run; may promote threads.
+    fn setup(&mut self, _w: &World, _out: &mut Vec<Action>) {}
+
+    /// A lock event on `cpu`.
+    fn lock_event(&mut self, _w: &World, _cpu: u32, _ev: LockEvent, _out: &mut Vec<Action>) {}
+
+    /// Whether a waiter on this kind of lock stays on its runqueue as a donor.
+    fn blocks_in_place(&self, _kind: LockKind) -> bool {
+        false
+    }
+
+    /// Whether a donor whose lock was handed over leaves its runqueue and is placed again
+    /// by the wakeup path (proxy execution's return migration).
+    fn return_migrate(&self) -> bool {
+        false
+    }
+
+    /// The picked task `donor` is blocked on a lock: decide what runs.
+    fn find_proxy(
+        &mut self,
+        _w: &World,
+        _cpu: u32,
+        _donor: TaskIdx,
+        _out: &mut Vec<Action>,
+    ) -> ProxyPick {
+        ProxyPick::Deactivate
+    }
+
+    /// A task was queued on `cpu`.
+    fn enqueue(&mut self, _w: &World, _cpu: u32, _t: TaskIdx, _out: &mut Vec<Action>) {}
+
+    /// A task left `cpu`'s runqueue.
+    fn dequeue(&mut self, _w: &World, _cpu: u32, _t: TaskIdx, _out: &mut Vec<Action>) {}
+
+    /// After the fair class picked `next` on `cpu`: `Some(t)` runs queued fair task `t` instead.
+    fn pick_fair(
+        &mut self,
+        _w: &World,
+        _cpu: u32,
+        _prev: Option<TaskIdx>,
+        _next: Option<TaskIdx>,
+        _out: &mut Vec<Action>,
+    ) -> Option<TaskIdx> {
+        None
+    }
+
+    /// A fair task `waking` was queued on `cpu` running fair `curr`: force preemption?
+    fn should_preempt(
+        &mut self,
+        _w: &World,
+        _cpu: u32,
+        _curr: TaskIdx,
+        _waking: TaskIdx,
+        _out: &mut Vec<Action>,
+    ) -> bool {
+        false
+    }
+
+    /// Choose a CPU for a waking fair task, or `None` for the default placement.
+    fn select_cpu(
+        &mut self,
+        _w: &World,
+        _t: TaskIdx,
+        _prev: u32,
+        _idle: u64,
+        _out: &mut Vec<Action>,
+    ) -> Option<u32> {
+        None
+    }
+
+    /// Scheduler tick on `cpu`: `true` to reschedule now.
+    fn tick(&mut self, _w: &World, _cpu: u32, _curr: TaskIdx, _out: &mut Vec<Action>) -> bool {
+        false
+    }
+
+    /// Counters for the report.
+    fn stats(&self) -> PolicyStats {
+        PolicyStats::default()
+    }
+}
+
+/// The policy names the CLI accepts, in report order.
+pub const NAMES: &[&str] = &[
+    "default",
+    "pi",
+    "rt-ui",
+    "proxy",
+    "proxy-migrate",
+    "superpass",
+];
+
+/// Builds a policy by CLI name.
+pub fn by_name(name: &str) -> Result<Box<dyn Policy>, String> {
+    Ok(match name {
+        "default" => Box::new(default::Default),
+        "pi" => Box::new(pi::Pi::default()),
+        "rt-ui" => Box::new(rtui::RtUi),
+        "proxy" => Box::new(proxy::Proxy::new(false)),
+        "proxy-migrate" => Box::new(proxy::Proxy::new(true)),
+        "superpass" => Box::new(superpass::SuperPass::new()),
+        _ => {
+            return Err(format!(
+                "unknown policy `{name}`; policies: {}",
+                NAMES.join(", ")
+            ))
+        }
+    })
+}

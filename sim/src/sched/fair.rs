@@ -1,0 +1,78 @@
+//! The fair class: nice weights and EEVDF-like picking (eligible task with the earliest
+//! virtual deadline), lag kept across sleeps and migrations.
+
+use super::{Rq, Task};
+use crate::locks::TaskIdx;
+
+/// `sched_prio_to_weight` from kernel/sched/core.c, indexed by nice + 20.
+pub const WEIGHTS: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87,
+    70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// Weight of a nice level.
+pub fn weight(nice: i32) -> u64 {
+    WEIGHTS[(nice.clamp(-20, 19) + 20) as usize]
+}
+
+/// A wall-time amount converted to virtual time at `weight`.
+pub fn to_virtual(ns: u64, weight: u64) -> i64 {
+    (ns as u128 * 1024 / weight as u128) as i64
+}
+
+/// The fair entities counted on `rq`: queued tasks plus the running donor if fair.
+fn entities<'a>(rq: &'a Rq, tasks: &'a [Task]) -> impl Iterator<Item = TaskIdx> + 'a {
+    let d = rq
+        .donor
+        .filter(|&d| tasks[d as usize].on_rq && !tasks[d as usize].eff.is_rt());
+    rq.fair.iter().copied().chain(d)
+}
+
+/// The load-weighted average vruntime `V` of `rq` (its own clock if empty).
+pub fn avg_vruntime(rq: &Rq, tasks: &[Task]) -> i64 {
+    let mut reference = None;
+    let (mut sw, mut swv) = (0i128, 0i128);
+    for t in entities(rq, tasks) {
+        let t = &tasks[t as usize];
+        let r = *reference.get_or_insert(t.vruntime);
+        sw += t.weight as i128;
+        swv += t.weight as i128 * (t.vruntime - r) as i128;
+    }
+    match reference {
+        None => rq.vclock,
+        Some(r) => r + (swv / sw) as i64,
+    }
+}
+
+/// EEVDF pick: among eligible entities (vruntime <= V), the earliest virtual deadline.
+pub fn pick(rq: &Rq, tasks: &[Task]) -> Option<TaskIdx> {
+    let v = avg_vruntime(rq, tasks);
+    let mut best: Option<(i64, i64, TaskIdx)> = None;
+    let mut fallback: Option<(i64, TaskIdx)> = None;
+    for i in entities(rq, tasks) {
+        let t = &tasks[i as usize];
+        if fallback.is_none_or(|(fv, _)| t.vruntime < fv) {
+            fallback = Some((t.vruntime, i));
+        }
+        if t.vruntime <= v {
+            let key = (t.deadline, t.vruntime, i);
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
+        }
+    }
+    best.map(|b| b.2).or(fallback.map(|f| f.1))
+}
+
+/// Sets a waking or migrating task's vruntime from its saved lag and gives it a deadline.
+pub fn place(t: &mut Task, v: i64, base_slice: u64) {
+    t.vruntime = v - t.vlag;
+    t.deadline = t.vruntime + to_virtual(base_slice, t.weight);
+}
+
+/// Saves a leaving task's lag relative to `V`, clamped as `update_entity_lag` does.
+pub fn save_lag(t: &mut Task, v: i64, base_slice: u64, tick: u64) {
+    let limit = to_virtual((2 * base_slice).max(tick), t.weight);
+    t.vlag = (v - t.vruntime).clamp(-limit, limit);
+}

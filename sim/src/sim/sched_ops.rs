@@ -1,0 +1,565 @@
+//! Scheduler mechanics on the simulator: accounting, wakeup placement, preemption, the pick
+//! (RT, then fair, then the policy's override and proxy resolution), and idle balancing.
+
+use super::{Flow, Sim};
+use crate::engine::Ev;
+use crate::locks::TaskIdx;
+use crate::policy::ProxyPick;
+use crate::sched::{fair, rt, Sched, State, Why};
+use crate::trace::TraceEv;
+
+impl Sim {
+    /// Accounts time since the last update on `cpu`: debt first, then the running task.
+    pub(super) fn update_curr(&mut self, cpu: u32) {
+        let now = self.w.now;
+        let rq = &mut self.w.rqs[cpu as usize];
+        let dt = now - rq.last_update;
+        if dt == 0 {
+            return;
+        }
+        rq.last_update = now;
+        let d = dt.min(rq.debt);
+        rq.debt -= d;
+        let run = dt - d;
+        let Some(e) = rq.curr else { return };
+        rq.busy_ns += dt;
+        let cap = rq.cap as u64;
+        let t = &mut self.w.tasks[e as usize];
+        t.sum_exec += run;
+        t.remaining = t.remaining.saturating_sub(run * cap / 1024);
+        let donor = rq.donor.unwrap_or(e);
+        let others = !rq.fair.is_empty() || !rq.rt.is_empty();
+        let d = &mut self.w.tasks[donor as usize];
+        if !d.eff.is_rt() {
+            d.vruntime += fair::to_virtual(dt, d.weight);
+            if d.vruntime >= d.deadline {
+                // Slice used up: new deadline, and let the pick decide (update_deadline).
+                d.deadline = d.vruntime + fair::to_virtual(self.w.base_slice, d.weight);
+                if others {
+                    self.resched |= 1 << cpu;
+                }
+            }
+        }
+    }
+
+    /// (Re)schedules the completion event of `cpu`'s running compute.
+    pub(super) fn arm(&mut self, cpu: u32) {
+        let rq = &mut self.w.rqs[cpu as usize];
+        rq.gen = rq.gen.wrapping_add(1);
+        let Some(e) = rq.curr else { return };
+        let rem = self.w.tasks[e as usize].remaining;
+        if rem == 0 {
+            return;
+        }
+        let cap = rq.cap as u64;
+        let at = self.w.now + rq.debt + (rem * 1024).div_ceil(cap);
+        let gen = rq.gen;
+        self.q.push(at, Ev::Done(cpu, gen));
+    }
+
+    /// Marks `cpu` for a pick before this event finishes.
+    pub(super) fn resched(&mut self, cpu: u32) {
+        self.resched |= 1 << cpu;
+    }
+
+    /// Runs pending picks and idle balancing until nothing changes.
+    pub(super) fn flush(&mut self) {
+        loop {
+            while self.resched != 0 {
+                let c = self.resched.trailing_zeros();
+                self.resched &= !(1 << c);
+                self.schedule(c);
+            }
+            if !self.balance() {
+                break;
+            }
+        }
+    }
+
+    /// Puts the running task(s) back on the queue if they are still on the runqueue.
+    fn put_prev(&mut self, cpu: u32) {
+        let now = self.w.now;
+        let rq = &mut self.w.rqs[cpu as usize];
+        let curr = rq.curr.take();
+        let donor = rq.donor.take();
+        for t in [donor, curr.filter(|&c| Some(c) != donor)]
+            .into_iter()
+            .flatten()
+        {
+            let task = &mut self.w.tasks[t as usize];
+            if !task.on_rq {
+                continue;
+            }
+            if task.state == State::Running {
+                task.state = State::Runnable;
+                task.runnable_since = now;
+            }
+            let rq = &mut self.w.rqs[cpu as usize];
+            if task.eff.is_rt() {
+                rq.rt.insert(0, t); // a preempted FIFO task stays at the head of its level
+            } else {
+                rq.fair.push(t);
+            }
+        }
+    }
+
+    /// The pick on `cpu`.
+    pub(super) fn schedule(&mut self, cpu: u32) {
+        self.update_curr(cpu);
+        let prev = self.w.rqs[cpu as usize].curr;
+        self.put_prev(cpu);
+        loop {
+            let Some((exec, donor)) = self.pick_next(cpu, prev) else {
+                self.switch_to(cpu, None, None);
+                break;
+            };
+            self.switch_to(cpu, Some(exec), Some(donor));
+            if self.w.tasks[exec as usize].remaining > 0 {
+                break;
+            }
+            match self.run_ops(exec) {
+                Flow::Cpu => break,
+                Flow::Blocked => {
+                    self.resched &= !(1 << cpu);
+                    self.put_prev(cpu);
+                }
+            }
+        }
+        self.arm(cpu);
+    }
+
+    /// Chooses what runs next: (execution context, scheduling context).
+    fn pick_next(&mut self, cpu: u32, prev: Option<TaskIdx>) -> Option<(TaskIdx, TaskIdx)> {
+        for _ in 0..10_000 {
+            let rq = &self.w.rqs[cpu as usize];
+            let next = match rt::pick(rq, &self.w.tasks) {
+                Some(t) => Some(t),
+                None => {
+                    let n = fair::pick(rq, &self.w.tasks);
+                    let o = self.policy.pick_fair(&self.w, cpu, prev, n, &mut self.out);
+                    self.apply();
+                    let rq = &self.w.rqs[cpu as usize];
+                    match o {
+                        Some(t)
+                            if rq.fair.contains(&t)
+                                && self.w.tasks[t as usize].state == State::Runnable =>
+                        {
+                            Some(t)
+                        }
+                        _ => fair::pick(rq, &self.w.tasks),
+                    }
+                }
+            };
+            let n = next?;
+            if self.w.tasks[n as usize].state == State::Blocked(Why::Lock) {
+                match self.policy.find_proxy(&self.w, cpu, n, &mut self.out) {
+                    ProxyPick::Run(o)
+                        if self.w.tasks[o as usize].state == State::Runnable
+                            && self.w.tasks[o as usize].cpu == cpu =>
+                    {
+                        self.apply();
+                        self.take_from_queue(cpu, n);
+                        self.take_from_queue(cpu, o);
+                        return Some((o, n));
+                    }
+                    ProxyPick::Migrate(c) if c != cpu => {
+                        self.apply();
+                        self.migrate_queued(n, c);
+                        self.resched(c);
+                    }
+                    _ => {
+                        self.apply();
+                        self.deactivate_queued(cpu, n);
+                    }
+                }
+                continue;
+            }
+            self.take_from_queue(cpu, n);
+            return Some((n, n));
+        }
+        panic!("pick on cpu {cpu} did not converge");
+    }
+
+    fn take_from_queue(&mut self, cpu: u32, t: TaskIdx) {
+        let rq = &mut self.w.rqs[cpu as usize];
+        if let Some(i) = rq.fair.iter().position(|&x| x == t) {
+            rq.fair.remove(i);
+        } else if let Some(i) = rq.rt.iter().position(|&x| x == t) {
+            rq.rt.remove(i);
+        }
+    }
+
+    /// Makes `exec` (on `donor`'s context) current on `cpu`, charging a switch if it changed.
+    fn switch_to(&mut self, cpu: u32, exec: Option<TaskIdx>, donor: Option<TaskIdx>) {
+        let now = self.w.now;
+        let cs = self.platform.context_switch_ns;
+        let rq = &mut self.w.rqs[cpu as usize];
+        rq.curr = exec;
+        rq.donor = donor;
+        if let Some(e) = exec {
+            self.w.tasks[e as usize].state = State::Running;
+        }
+        if let Some(d) = donor {
+            if let Some(v) = self.w.tasks.get(d as usize).map(|t| t.vruntime) {
+                let rq = &mut self.w.rqs[cpu as usize];
+                rq.vclock = rq.vclock.max(v);
+            }
+        }
+        let rq = &mut self.w.rqs[cpu as usize];
+        if rq.last_exec == exec {
+            return;
+        }
+        let prev = rq.last_exec;
+        rq.last_exec = exec;
+        if exec.is_some() {
+            rq.debt += cs;
+            rq.switch_ns += cs;
+            rq.switches += 1;
+        }
+        if let Some(tr) = &mut self.trace {
+            let (prev_state, prev_prio) = match prev {
+                None => (0, 120),
+                Some(p) => {
+                    let t = &self.w.tasks[p as usize];
+                    let st = match t.state {
+                        State::Running | State::Runnable => 0,
+                        State::Blocked(Why::Lock) => 2,
+                        State::Blocked(_) => 1,
+                    };
+                    (st, t.eff.kernel_prio())
+                }
+            };
+            let next_prio = exec.map_or(120, |e| self.w.tasks[e as usize].eff.kernel_prio());
+            tr.events.push(TraceEv::Switch {
+                ts: now,
+                cpu,
+                prev,
+                prev_state,
+                prev_prio,
+                next: exec,
+                next_prio,
+            });
+        }
+    }
+
+    /// Wakes a blocked task: places it, queues it and checks preemption.
+    pub(super) fn wake(&mut self, t: TaskIdx, waker_cpu: Option<u32>) {
+        let now = self.w.now;
+        let task = &mut self.w.tasks[t as usize];
+        if task.state == State::Running || task.state == State::Runnable {
+            return;
+        }
+        task.state = State::Runnable;
+        task.runnable_since = now;
+        if task.on_rq {
+            // A proxy donor whose lock was handed over: it is already queued. With donor
+            // migration it returns through the wakeup path (return migration).
+            if !self.policy.return_migrate() {
+                let cpu = task.cpu;
+                self.check_preempt(cpu, t);
+                return;
+            }
+            self.dequeue(t);
+        }
+        let cpu = self.select_cpu(t);
+        self.enqueue(t, cpu);
+        if let Some(tr) = &mut self.trace {
+            tr.events.push(TraceEv::Waking {
+                ts: now,
+                cpu: waker_cpu.unwrap_or(cpu),
+                task: t,
+                prio: self.w.tasks[t as usize].eff.kernel_prio(),
+                target: cpu,
+            });
+        }
+        self.check_preempt(cpu, t);
+    }
+
+    /// Queues `t` on `cpu`, placing its vruntime from its lag.
+    fn enqueue(&mut self, t: TaskIdx, cpu: u32) {
+        self.update_curr(cpu);
+        let v = fair::avg_vruntime(&self.w.rqs[cpu as usize], &self.w.tasks);
+        let slice = self.w.base_slice;
+        let task = &mut self.w.tasks[t as usize];
+        task.cpu = cpu;
+        task.on_rq = true;
+        let rq = &mut self.w.rqs[cpu as usize];
+        if task.eff.is_rt() {
+            rq.rt.push(t);
+        } else {
+            fair::place(task, v, slice);
+            rq.fair.push(t);
+        }
+        self.policy.enqueue(&self.w, cpu, t, &mut self.out);
+        self.apply();
+    }
+
+    /// Takes a task off its runqueue, saving its lag.
+    fn dequeue(&mut self, t: TaskIdx) {
+        let cpu = self.w.tasks[t as usize].cpu;
+        self.update_curr(cpu);
+        self.take_from_queue(cpu, t);
+        let v = fair::avg_vruntime(&self.w.rqs[cpu as usize], &self.w.tasks);
+        let (slice, tick) = (self.w.base_slice, self.w.tick_ns);
+        let task = &mut self.w.tasks[t as usize];
+        if !task.eff.is_rt() {
+            fair::save_lag(task, v, slice, tick);
+        }
+        task.on_rq = false;
+        self.w.rqs[cpu as usize].vclock = v;
+        self.policy.dequeue(&self.w, cpu, t, &mut self.out);
+        self.apply();
+    }
+
+    /// The running task `t` blocks.
+    pub(super) fn block(&mut self, t: TaskIdx, why: Why) {
+        let cpu = self.w.tasks[t as usize].cpu;
+        self.w.tasks[t as usize].state = State::Blocked(why);
+        if self.w.tasks[t as usize].on_rq {
+            self.dequeue(t);
+        }
+        self.resched(cpu);
+    }
+
+    /// A blocked proxy donor leaves the runqueue (the owner cannot run here).
+    fn deactivate_queued(&mut self, _cpu: u32, t: TaskIdx) {
+        self.dequeue(t);
+    }
+
+    /// Moves a queued task to another runqueue.
+    fn migrate_queued(&mut self, t: TaskIdx, dst: u32) {
+        self.dequeue(t);
+        let rq = &mut self.w.rqs[dst as usize];
+        rq.debt += self.platform.migration_ns;
+        rq.switch_ns += self.platform.migration_ns;
+        let st = self.w.tasks[t as usize].state;
+        self.enqueue(t, dst);
+        self.w.tasks[t as usize].state = st;
+        self.check_preempt(dst, t);
+    }
+
+    /// Whether `t`, just queued on `cpu`, should preempt what runs there.
+    fn check_preempt(&mut self, cpu: u32, t: TaskIdx) {
+        let rq = &self.w.rqs[cpu as usize];
+        let Some(c) = rq.donor.or(rq.curr) else {
+            self.resched(cpu);
+            return;
+        };
+        let (ce, te) = (self.w.tasks[c as usize].eff, self.w.tasks[t as usize].eff);
+        if te.is_rt() {
+            if !ce.is_rt() || te.rt > ce.rt {
+                self.resched(cpu);
+            }
+            return;
+        }
+        if ce.is_rt() {
+            return;
+        }
+        self.update_curr(cpu);
+        let pick = fair::pick(&self.w.rqs[cpu as usize], &self.w.tasks);
+        let forced = self
+            .policy
+            .should_preempt(&self.w, cpu, c, t, &mut self.out);
+        self.apply();
+        if pick == Some(t) || forced {
+            self.resched(cpu);
+        }
+    }
+
+    /// Default wakeup placement (EAS-like, see docs/sim.md), unless the policy chooses.
+    fn select_cpu(&mut self, t: TaskIdx) -> u32 {
+        let task = &self.w.tasks[t as usize];
+        let (allowed, prev, is_rt, big) =
+            (task.allowed, task.cpu, task.eff.is_rt(), task.prefer_big);
+        let idle = self.w.idle_mask();
+        if is_rt {
+            return self.select_rt(t);
+        }
+        if let Some(c) = self
+            .policy
+            .select_cpu(&self.w, t, prev, idle, &mut self.out)
+        {
+            self.apply();
+            if allowed & (1 << c) != 0 {
+                return c;
+            }
+        }
+        self.apply();
+        let cand = idle & allowed;
+        if cand != 0 {
+            if !big && cand & (1 << prev) != 0 {
+                return prev;
+            }
+            let cap = |c: u32| self.w.rqs[c as usize].cap;
+            let want = if big {
+                bits(cand).map(cap).max()
+            } else {
+                bits(cand).map(cap).min()
+            };
+            let ties = bits(cand)
+                .filter(|&c| Some(cap(c)) == want)
+                .fold(0u64, |m, c| m | 1 << c);
+            if ties & (1 << prev) != 0 {
+                return prev;
+            }
+            // Equal candidates: the tie-break stream decides (never the workload stream).
+            let k = self.tie.below(ties.count_ones() as u64) as usize;
+            return bits(ties).nth(k).unwrap_or(prev);
+        }
+        // No idle CPU: least load per capacity, prev on ties.
+        let load = |s: &Self, c: u32| -> u64 {
+            let rq = &s.w.rqs[c as usize];
+            let mut l: u64 = rq.fair.iter().map(|&x| s.w.tasks[x as usize].weight).sum();
+            if let Some(d) = rq.donor.or(rq.curr) {
+                let dt = &s.w.tasks[d as usize];
+                l += if dt.eff.is_rt() { 1 << 20 } else { dt.weight };
+            }
+            l += rq.rt.len() as u64 * (1 << 20);
+            l * 1024 / rq.cap as u64
+        };
+        let mut best = (u64::MAX, prev);
+        for c in bits(allowed) {
+            let l = load(self, c);
+            if l < best.0 || (l == best.0 && c == prev) {
+                best = (l, c);
+            }
+        }
+        best.1
+    }
+
+    /// RT placement (cpupri-like): the allowed CPU running the least urgent thing.
+    fn select_rt(&mut self, t: TaskIdx) -> u32 {
+        let task = &self.w.tasks[t as usize];
+        let (allowed, prev, big) = (task.allowed, task.cpu, task.prefer_big);
+        // Lowest rank wins; then (for tasks that must fit a big core, as uclamp.min asks)
+        // capacity; then prev; then the highest capacity; then the lowest number.
+        let mut best: Option<(u32, u32, bool, u32, u32)> = None;
+        for c in bits(allowed) {
+            let rq = &self.w.rqs[c as usize];
+            let fit = if big { u32::MAX - rq.cap } else { 0 };
+            let key = (
+                rt::cpu_rank(rq, &self.w.tasks),
+                fit,
+                c != prev,
+                u32::MAX - rq.cap,
+                c,
+            );
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
+        }
+        best.map_or(prev, |b| b.4)
+    }
+
+    /// Applies new effective parameters, moving the task between classes if needed.
+    pub(super) fn set_eff(&mut self, t: TaskIdx, s: Sched) {
+        let task = &self.w.tasks[t as usize];
+        if task.eff == s {
+            return;
+        }
+        let cpu = task.cpu;
+        let on_rq = task.on_rq;
+        let rq = &self.w.rqs[cpu as usize];
+        let running = rq.curr == Some(t) || rq.donor == Some(t);
+        if running {
+            self.update_curr(cpu);
+        }
+        let queued = on_rq && !running;
+        let v = fair::avg_vruntime(&self.w.rqs[cpu as usize], &self.w.tasks);
+        if queued {
+            self.take_from_queue(cpu, t);
+        }
+        let slice = self.w.base_slice;
+        let task = &mut self.w.tasks[t as usize];
+        let was_rt = task.eff.is_rt();
+        let old_w = task.weight;
+        task.eff = s;
+        task.weight = fair::weight(s.nice as i32);
+        if !s.is_rt() {
+            if was_rt || !on_rq {
+                task.vruntime = if on_rq { v } else { task.vruntime };
+            } else {
+                // reweight_entity: the lag scales by old/new weight.
+                let lag = (v - task.vruntime) as i128 * old_w as i128 / task.weight as i128;
+                task.vruntime = v - lag as i64;
+            }
+            if !on_rq {
+                task.vlag = (task.vlag as i128 * old_w as i128 / task.weight as i128) as i64;
+            }
+            task.deadline = task.vruntime + fair::to_virtual(slice, task.weight);
+        }
+        if queued {
+            let rq = &mut self.w.rqs[cpu as usize];
+            if s.is_rt() {
+                rq.rt.push(t);
+            } else {
+                rq.fair.push(t);
+            }
+            if self.w.tasks[t as usize].state == State::Runnable {
+                self.check_preempt(cpu, t);
+            }
+        } else if running {
+            self.resched(cpu);
+        }
+    }
+
+    /// Pulls waiting tasks to idle CPUs; true if anything moved.
+    fn balance(&mut self) -> bool {
+        let idle = self.w.idle_mask();
+        if idle == 0 {
+            return false;
+        }
+        let mut moved = false;
+        for c in bits(idle) {
+            if !self.w.rqs[c as usize].is_idle() {
+                continue;
+            }
+            // Candidate: RT first (highest prio), then the fair task waiting longest.
+            let mut best: Option<(bool, u8, u64, TaskIdx)> = None;
+            for (src, rq) in self.w.rqs.iter().enumerate() {
+                if src as u32 == c {
+                    continue;
+                }
+                for &t in rq.rt.iter().chain(&rq.fair) {
+                    let task = &self.w.tasks[t as usize];
+                    if task.state != State::Runnable || task.allowed & (1 << c) == 0 {
+                        continue;
+                    }
+                    let key = (
+                        task.eff.is_rt(),
+                        task.eff.rt,
+                        u64::MAX - task.runnable_since,
+                        t,
+                    );
+                    if best.is_none_or(|b| (key.0, key.1, key.2) > (b.0, b.1, b.2)) {
+                        best = Some(key);
+                    }
+                }
+            }
+            if let Some((_, _, _, t)) = best {
+                let st = self.w.tasks[t as usize].state;
+                self.dequeue(t);
+                let rq = &mut self.w.rqs[c as usize];
+                rq.debt += self.platform.migration_ns;
+                rq.switch_ns += self.platform.migration_ns;
+                self.enqueue(t, c);
+                self.w.tasks[t as usize].state = st;
+                self.resched(c);
+                moved = true;
+            }
+        }
+        moved
+    }
+}
+
+/// Set bits of a mask, lowest first.
+fn bits(mut m: u64) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            return None;
+        }
+        let c = m.trailing_zeros();
+        m &= m - 1;
+        Some(c)
+    })
+}

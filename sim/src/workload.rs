@@ -1,0 +1,330 @@
+//! Workloads: scenario files (TOML) describing threads, their scripted programs and shared locks.
+//!
+//! A thread runs its `program` in a loop. Each op either takes CPU time (`compute`), blocks
+//! (`sleep`, `lock`, `wait_vsync`, `wait`, `binder_call`, `binder_serve`) or happens instantly
+//! (`unlock`, `signal`, frame markers, `branch`). Ops run only while the thread is on a CPU.
+
+use crate::platform::Platform;
+use serde::{Deserialize, Serialize};
+
+/// A duration in microseconds: a fixed value, a uniform range `[lo, hi]`, or `{ exp = mean }`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Dist {
+    /// Always this many microseconds.
+    Fixed(f64),
+    /// Uniform between the two bounds, in microseconds.
+    Range([f64; 2]),
+    /// Exponential with this mean, in microseconds (capped at 20 means).
+    Exp {
+        /// Mean in microseconds.
+        exp: f64,
+    },
+}
+
+/// One step of a thread's program, as written in a scenario file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum OpSpec {
+    /// Run on a CPU for this much work, in microseconds on a capacity-1024 core.
+    Compute {
+        /// Work in microseconds at capacity 1024.
+        us: Dist,
+    },
+    /// Sleep (I/O, timers) for this long.
+    Sleep {
+        /// Sleep time in microseconds.
+        us: Dist,
+    },
+    /// Acquire a lock (write side for an rwsem unless `read`).
+    Lock {
+        /// Lock name from `[[locks]]`.
+        lock: String,
+        /// Take an rwsem for reading.
+        #[serde(default)]
+        read: bool,
+    },
+    /// Release a lock held by this thread.
+    Unlock {
+        /// Lock name from `[[locks]]`.
+        lock: String,
+    },
+    /// Block until the next vsync.
+    WaitVsync,
+    /// Start of `Choreographer#doFrame` (registers a frame against the last vsync).
+    DoFrameBegin,
+    /// End of `Choreographer#doFrame`.
+    DoFrameEnd,
+    /// Start of RenderThread's `DrawFrame`.
+    DrawFrameBegin,
+    /// End of `DrawFrame`: the frame is complete; janky if past its deadline.
+    DrawFrameEnd,
+    /// Post one token to another thread (by name).
+    Signal {
+        /// Target thread name.
+        target: String,
+    },
+    /// Block until a token was posted to this thread.
+    Wait,
+    /// A synchronous binder call into a pool: block until a server thread replies.
+    BinderCall {
+        /// Binder pool name (server threads declare `pool`).
+        pool: String,
+    },
+    /// Server side: block until a transaction for this thread's pool arrives.
+    BinderServe,
+    /// Server side: reply to the transaction being served, waking the caller.
+    BinderReply,
+    /// With probability `p` run the next `skip` ops, otherwise jump over them.
+    Branch {
+        /// Probability of running the guarded ops.
+        p: f64,
+        /// How many following ops are guarded.
+        skip: u32,
+    },
+}
+
+/// A lock declared by a scenario.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LockSpec {
+    /// Name used by `lock`/`unlock` ops.
+    pub name: String,
+    /// `mutex`, `rwsem` or `futex`.
+    pub kind: LockType,
+}
+
+/// The lock families the simulator models.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LockType {
+    /// Kernel `struct mutex` with FIFO waiters and handoff to the first waiter.
+    Mutex,
+    /// Kernel `struct rw_semaphore`: shared readers, exclusive writers, handoff on release.
+    Rwsem,
+    /// Unfair futex-style lock: release frees it and wakes one waiter; arrivals may barge.
+    Futex,
+}
+
+/// Which critical role a thread has for the policies.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadRole {
+    /// The app's UI (main) thread.
+    Ui,
+    /// The app's RenderThread.
+    Render,
+    /// Anything else.
+    #[default]
+    Other,
+}
+
+/// A thread (or `count` identical threads) in a scenario.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ThreadSpec {
+    /// Thread name (`-N` is appended when `count` > 1).
+    pub name: String,
+    /// Process name; threads with the same process share a pid.
+    pub process: String,
+    /// cpuset group name.
+    #[serde(default = "default_group")]
+    pub group: String,
+    /// Nice value for SCHED_OTHER.
+    #[serde(default)]
+    pub nice: i32,
+    /// SCHED_FIFO priority (1..99); 0 means SCHED_OTHER.
+    #[serde(default)]
+    pub rt_prio: u32,
+    /// Role: `ui` and `render` threads are the critical threads.
+    #[serde(default)]
+    pub role: ThreadRole,
+    /// Prefer high-capacity CPUs at wakeup (uclamp.min / prefer-idle, as top-app gets).
+    #[serde(default)]
+    pub prefer_big: bool,
+    /// Number of identical threads.
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Binder pool this thread serves, if it is a binder server thread.
+    #[serde(default)]
+    pub pool: Option<String>,
+    /// Delay before the first op, in microseconds.
+    #[serde(default)]
+    pub start_us: Option<Dist>,
+    /// The program, run in a loop.
+    pub program: Vec<OpSpec>,
+}
+
+fn default_group() -> String {
+    "top-app".into()
+}
+fn one() -> u32 {
+    1
+}
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Scenario {
+    /// Scenario name (what `--scenario` matches).
+    pub name: String,
+    /// One-paragraph description.
+    #[serde(default)]
+    pub description: String,
+    /// Where the situation is documented (citation).
+    #[serde(default)]
+    pub source: String,
+    /// Display refresh rate; `None` for no vsync.
+    #[serde(default)]
+    pub vsync_hz: Option<f64>,
+    /// A frame's deadline, in vsync periods after its vsync.
+    #[serde(default = "one_f")]
+    pub deadline_periods: f64,
+    /// Simulated time excluded from metrics at the start, in milliseconds.
+    #[serde(default = "warmup")]
+    pub warmup_ms: f64,
+    /// Platform; the Pixel 8-like default when absent.
+    #[serde(default)]
+    pub platform: Platform,
+    /// Locks.
+    #[serde(default)]
+    pub locks: Vec<LockSpec>,
+    /// Threads.
+    pub threads: Vec<ThreadSpec>,
+}
+
+fn one_f() -> f64 {
+    1.0
+}
+fn warmup() -> f64 {
+    200.0
+}
+
+const SCROLL: &str = include_str!("../scenarios/scroll.toml");
+const LAUNCH: &str = include_str!("../scenarios/app-launch.toml");
+const HEAVY: &str = include_str!("../scenarios/heavy-background.toml");
+const BINDER: &str = include_str!("../scenarios/binder-heavy.toml");
+const STORM: &str = include_str!("../scenarios/rwsem-storm.toml");
+
+/// Names of the built-in scenarios, in report order.
+pub const SCENARIOS: &[&str] = &[
+    "scroll-60",
+    "scroll-90",
+    "scroll-120",
+    "app-launch",
+    "heavy-background",
+    "binder-heavy",
+    "rwsem-storm",
+];
+
+impl Scenario {
+    /// Parses a scenario from TOML text.
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        let s: Scenario = toml::from_str(text).map_err(|e| e.to_string())?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// A built-in scenario by name (`scroll-60`, `scroll-90`, `scroll-120`, ...).
+    pub fn builtin(name: &str) -> Result<Self, String> {
+        let (text, hz) = match name {
+            "scroll-60" => (SCROLL, Some(60.0)),
+            "scroll-90" => (SCROLL, Some(90.0)),
+            "scroll-120" | "scroll" => (SCROLL, Some(120.0)),
+            "app-launch" => (LAUNCH, None),
+            "heavy-background" => (HEAVY, None),
+            "binder-heavy" => (BINDER, None),
+            "rwsem-storm" => (STORM, None),
+            _ => {
+                return Err(format!(
+                    "unknown scenario `{name}`; built-in scenarios: {}",
+                    SCENARIOS.join(", ")
+                ))
+            }
+        };
+        let mut s = Self::from_toml(text)?;
+        if let Some(hz) = hz {
+            s.vsync_hz = Some(hz);
+            s.name = name.into();
+        }
+        Ok(s)
+    }
+
+    /// The scenario's TOML text for a built-in name, for `--dump`.
+    pub fn builtin_text(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "scroll-60" | "scroll-90" | "scroll-120" | "scroll" => SCROLL,
+            "app-launch" => LAUNCH,
+            "heavy-background" => HEAVY,
+            "binder-heavy" => BINDER,
+            "rwsem-storm" => STORM,
+            _ => return None,
+        })
+    }
+
+    /// Checks names and program shapes.
+    pub fn validate(&self) -> Result<(), String> {
+        let p = &self.platform;
+        if p.nr_cpus() == 0 || p.nr_cpus() > 64 {
+            return Err("platform needs 1..=64 CPUs".into());
+        }
+        let names: Vec<String> = self.expanded_names();
+        for t in &self.threads {
+            if p.group_index(&t.group).is_none() {
+                return Err(format!("thread `{}`: unknown group `{}`", t.name, t.group));
+            }
+            if t.rt_prio > 99 {
+                return Err(format!("thread `{}`: rt_prio must be 0..=99", t.name));
+            }
+            if !(-20..=19).contains(&t.nice) {
+                return Err(format!("thread `{}`: nice must be -20..=19", t.name));
+            }
+            if !t.program.iter().any(|o| {
+                matches!(
+                    o,
+                    OpSpec::Compute { .. }
+                        | OpSpec::Sleep { .. }
+                        | OpSpec::WaitVsync
+                        | OpSpec::Wait
+                        | OpSpec::BinderServe
+                )
+            }) {
+                return Err(format!(
+                    "thread `{}`: program needs an op that takes time or blocks",
+                    t.name
+                ));
+            }
+            for o in &t.program {
+                match o {
+                    OpSpec::Lock { lock, .. } | OpSpec::Unlock { lock }
+                        if !self.locks.iter().any(|l| &l.name == lock) =>
+                    {
+                        return Err(format!("thread `{}`: unknown lock `{lock}`", t.name));
+                    }
+                    OpSpec::Signal { target } if !names.contains(target) => {
+                        return Err(format!("thread `{}`: unknown target `{target}`", t.name));
+                    }
+                    OpSpec::BinderCall { pool }
+                        if !self.threads.iter().any(|s| s.pool.as_ref() == Some(pool)) =>
+                    {
+                        return Err(format!("thread `{}`: no server for pool `{pool}`", t.name));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Thread names after `count` expansion, in creation order.
+    pub fn expanded_names(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for t in &self.threads {
+            for i in 0..t.count {
+                v.push(if t.count > 1 {
+                    format!("{}-{}", t.name, i)
+                } else {
+                    t.name.clone()
+                });
+            }
+        }
+        v
+    }
+}

@@ -1,0 +1,113 @@
+//! The generic suite, stamped onto every policy: work conservation, weight-proportional CPU
+//! shares, no lost wakeups and lock safety (checked after every event), plus every scenario
+//! running clean.
+
+use superpass_sim::policy::by_name;
+use superpass_sim::sim::{RunOpts, Sim};
+use superpass_sim::workload::SCENARIOS;
+use superpass_sim::Scenario;
+
+const CHECKED: RunOpts = RunOpts {
+    trace: false,
+    check_invariants: true,
+};
+
+/// Runs every built-in scenario with invariant checks after every event.
+fn invariants_hold(policy: &str) {
+    for name in SCENARIOS {
+        let sc = Scenario::builtin(name).unwrap();
+        let out = Sim::new(&sc, by_name(policy).unwrap(), 11, 0.4, &CHECKED).run();
+        assert!(
+            out.violations.is_empty(),
+            "{policy} on {name}: {:#?}",
+            &out.violations[..out.violations.len().min(5)]
+        );
+        assert!(
+            out.res.events > 1000,
+            "{policy} on {name}: only {} events",
+            out.res.events
+        );
+    }
+}
+
+/// Two CPU-bound fair threads pinned to one CPU get CPU in proportion to their weights.
+fn shares_follow_weights(policy: &str) {
+    let text = r#"
+name = "weights"
+warmup_ms = 0.0
+[platform]
+clusters = [{ name = "c", count = 1, capacity = 1024 }]
+groups = [{ name = "top-app", cpus = [0] }]
+tick_ns = 4000000
+base_slice_ns = 3000000
+context_switch_ns = 0
+migration_ns = 0
+[[threads]]
+name = "heavy"
+process = "p"
+nice = 0
+program = [{ op = "compute", us = 100000 }]
+[[threads]]
+name = "light"
+process = "p"
+nice = 5
+program = [{ op = "compute", us = 100000 }]
+"#;
+    let sc = Scenario::from_toml(text).unwrap();
+    let out = Sim::new(&sc, by_name(policy).unwrap(), 1, 4.0, &CHECKED).run();
+    assert!(out.violations.is_empty(), "{:?}", out.violations);
+    let t = &out.world.tasks;
+    let ratio = t[0].sum_exec as f64 / t[1].sum_exec as f64;
+    let want = 1024.0 / 335.0;
+    assert!(
+        (ratio / want - 1.0).abs() < 0.05,
+        "{policy}: ratio {ratio:.3}, want {want:.3}"
+    );
+}
+
+/// A thread that sleeps and wakes forever is woken every time (no lost wakeups).
+fn sleepers_keep_waking(policy: &str) {
+    let text = r#"
+name = "sleepers"
+warmup_ms = 0.0
+[[threads]]
+name = "s"
+process = "p"
+count = 12
+program = [{ op = "sleep", us = 100 }, { op = "compute", us = 50 }]
+"#;
+    let sc = Scenario::from_toml(text).unwrap();
+    let out = Sim::new(&sc, by_name(policy).unwrap(), 1, 0.2, &CHECKED).run();
+    assert!(out.violations.is_empty(), "{:?}", out.violations);
+    for t in &out.world.tasks {
+        // 200 ms of 100 µs sleeps + 50 µs (at most 200 µs on a little core) work: >= 600 rounds.
+        assert!(
+            t.sum_exec > 600 * 50_000 / 4,
+            "{} ran only {} ns",
+            t.name,
+            t.sum_exec
+        );
+    }
+}
+
+macro_rules! policy_suite {
+    ($($m:ident => $name:literal),* $(,)?) => {$(
+        mod $m {
+            #[test]
+            fn invariants_hold() { super::invariants_hold($name) }
+            #[test]
+            fn shares_follow_weights() { super::shares_follow_weights($name) }
+            #[test]
+            fn sleepers_keep_waking() { super::sleepers_keep_waking($name) }
+        }
+    )*};
+}
+
+policy_suite! {
+    default => "default",
+    pi => "pi",
+    rt_ui => "rt-ui",
+    proxy => "proxy",
+    proxy_migrate => "proxy-migrate",
+    superpass => "superpass",
+}
