@@ -93,8 +93,11 @@ CREATE TABLE sched (
 CREATE VIEW sched_slice AS SELECT * FROM sched;
 
 -- Running, R (runnable), R+ (runnable, preempted), S, D, ... per thread over time.
+-- Stored in (utid, ts) order (WITHOUT ROWID, keyed by utid, ts, id): the per-thread interval
+-- joins read it like an index, and the importer appends rows in key order instead of
+-- building an index afterwards. `id` is still the row's number in time order.
 CREATE TABLE thread_state (
-  id INTEGER PRIMARY KEY,
+  id INTEGER NOT NULL,
   ts INTEGER NOT NULL,
   dur INTEGER NOT NULL,
   cpu INTEGER,
@@ -104,8 +107,9 @@ CREATE TABLE thread_state (
   blocked_function TEXT,
   waker_utid INTEGER REFERENCES thread(utid),
   irq_context INTEGER,
-  ucpu INTEGER GENERATED ALWAYS AS (cpu) VIRTUAL
-);
+  ucpu INTEGER GENERATED ALWAYS AS (cpu) VIRTUAL,
+  PRIMARY KEY (utid, ts, id)
+) WITHOUT ROWID;
 
 -- trace_processor's stdlib `slices.with_context` thread_slice, as a view.
 CREATE VIEW thread_slice AS

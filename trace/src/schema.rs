@@ -1,8 +1,8 @@
 //! Creates the SQLite schema (`sql/schema.sql`) and writes a [`Model`] into it.
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, Statement};
 
-use crate::model::{Model, SpRow, TrackKind};
+use crate::model::{Model, SpRow, StateRow, TrackKind};
 
 /// The DDL of every table and view.
 pub const SCHEMA_SQL: &str = include_str!("../sql/schema.sql");
@@ -14,12 +14,107 @@ pub fn create(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(SCHEMA_SQL)
 }
 
-fn hex(v: u64) -> String {
-    format!("{v:#x}")
+/// Formats `v` as `0x...` hex into `buf` (no allocation); returns the text.
+fn hex(v: u64, buf: &mut [u8; 18]) -> &str {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digits = ((64 - v.leading_zeros()) as usize).div_ceil(4).max(1);
+    buf[0] = b'0';
+    buf[1] = b'x';
+    for i in 0..digits {
+        buf[1 + digits - i] = DIGITS[((v >> (4 * i)) & 0xf) as usize];
+    }
+    std::str::from_utf8(&buf[..2 + digits]).expect("ASCII hex")
+}
+
+/// Rows per multi-row `INSERT ... VALUES (...), (...)` statement: one `sqlite3_step` and
+/// reset per batch instead of per row.
+const BATCH: usize = 64;
+
+/// Inserts `rows` with `INSERT INTO {head} VALUES` and `cols` parameters per row, `BATCH`
+/// rows per statement, through cached statements and raw binding (no per-row allocation).
+/// `bind(st, first, row)` binds one row's parameters starting at index `first`.
+fn insert_all<T>(
+    conn: &Connection,
+    head: &str,
+    cols: usize,
+    rows: impl ExactSizeIterator<Item = T>,
+    mut bind: impl FnMut(&mut Statement<'_>, usize, T) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    let sql = |n: usize| {
+        let one = format!("({})", vec!["?"; cols].join(","));
+        format!("INSERT INTO {head} VALUES {}", vec![one; n].join(","))
+    };
+    let total = rows.len();
+    let mut rows = rows;
+    let full = total / BATCH;
+    if full > 0 {
+        let mut st = conn.prepare_cached(&sql(BATCH))?;
+        for _ in 0..full {
+            for j in 0..BATCH {
+                let r = rows.next().expect("ExactSizeIterator length");
+                bind(&mut st, j * cols + 1, r)?;
+            }
+            st.raw_execute()?;
+        }
+    }
+    let rest = total % BATCH;
+    if rest > 0 {
+        let mut st = conn.prepare(&sql(rest))?;
+        for j in 0..rest {
+            let r = rows.next().expect("ExactSizeIterator length");
+            bind(&mut st, j * cols + 1, r)?;
+        }
+        st.raw_execute()?;
+    }
+    Ok(())
+}
+
+/// `rows` with their row numbers, in (utid, ts, id) order. Rows arrive in time order, so a
+/// stable counting sort by utid is enough (it scatters each row once, reading `rows` in
+/// order, so the inserts that follow read memory sequentially); a final check falls back to
+/// a full sort otherwise.
+fn by_utid_ts(rows: &[StateRow]) -> Vec<(u32, StateRow)> {
+    let threads = rows.iter().map(|s| s.utid as usize + 1).max().unwrap_or(0);
+    let mut start = vec![0usize; threads + 1];
+    for s in rows {
+        start[s.utid as usize + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut out: Vec<(u32, StateRow)> = match rows.first() {
+        Some(&first) => vec![(0, first); rows.len()],
+        None => return Vec::new(),
+    };
+    for (i, s) in rows.iter().enumerate() {
+        let slot = &mut start[s.utid as usize];
+        out[*slot] = (i as u32, *s);
+        *slot += 1;
+    }
+    let key = |(i, s): &(u32, StateRow)| (s.utid, s.ts, *i);
+    if out.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
+        out.sort_unstable_by_key(key);
+    }
+    out
 }
 
 /// Writes every row of `m` in one transaction, then builds the indexes.
 pub fn write(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
+    // rusqlite's bundled SQLite enforces foreign keys by default, which costs a lookup in
+    // the parent table for every REFERENCES column of every row. The model only produces
+    // valid references (tests check them with `PRAGMA foreign_key_check`), so enforcement is
+    // off for the bulk load and restored afterwards. (The pragma is a no-op inside a
+    // transaction, so it is set before one begins.)
+    let fk: bool = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
+    conn.execute_batch("PRAGMA foreign_keys = OFF")?;
+    let r = write_rows(conn, m);
+    if fk {
+        conn.execute_batch("PRAGMA foreign_keys = ON")?;
+    }
+    r
+}
+
+fn write_rows(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
     let timing = std::env::var_os("SUPERPASS_TRACE_TIMING").is_some();
     let t0 = std::time::Instant::now();
     let lap = |what: &str| {
@@ -66,62 +161,73 @@ pub fn write(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
         }
 
         lap("meta");
-        let mut st = tx.prepare(
-            "INSERT INTO slice (id, ts, dur, track_id, category, name, depth, parent_id) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        insert_all(
+            &tx,
+            "slice (id, ts, dur, track_id, category, name, depth, parent_id)",
+            8,
+            m.slices.iter(),
+            |st, i, s| {
+                st.raw_bind_parameter(i, s.id)?;
+                st.raw_bind_parameter(i + 1, s.ts)?;
+                st.raw_bind_parameter(i + 2, s.dur)?;
+                st.raw_bind_parameter(i + 3, s.track_id)?;
+                st.raw_bind_parameter(i + 4, s.cat.map(|c| m.str(c)))?;
+                st.raw_bind_parameter(i + 5, m.str(s.name))?;
+                st.raw_bind_parameter(i + 6, s.depth)?;
+                st.raw_bind_parameter(i + 7, s.parent_id)
+            },
         )?;
-        for s in &m.slices {
-            st.execute(params![
-                s.id,
-                s.ts,
-                s.dur,
-                s.track_id,
-                s.cat.map(|c| m.str(c)),
-                m.str(s.name),
-                s.depth,
-                s.parent_id
-            ])?;
-        }
-        let mut st =
-            tx.prepare("INSERT INTO counter (id, ts, track_id, value) VALUES (?1, ?2, ?3, ?4)")?;
-        for (i, c) in m.counters.iter().enumerate() {
-            st.execute(params![i as i64, c.ts, c.track_id, c.value])?;
-        }
+        insert_all(
+            &tx,
+            "counter (id, ts, track_id, value)",
+            4,
+            m.counters.iter().enumerate(),
+            |st, i, (id, c)| {
+                st.raw_bind_parameter(i, id as i64)?;
+                st.raw_bind_parameter(i + 1, c.ts)?;
+                st.raw_bind_parameter(i + 2, c.track_id)?;
+                st.raw_bind_parameter(i + 3, c.value)
+            },
+        )?;
 
         lap("slices");
-        let mut st = tx.prepare(
-            "INSERT INTO sched (id, ts, dur, cpu, utid, end_state, priority) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        insert_all(
+            &tx,
+            "sched (id, ts, dur, cpu, utid, end_state, priority)",
+            7,
+            m.sched.iter().enumerate(),
+            |st, i, (id, s)| {
+                st.raw_bind_parameter(i, id as i64)?;
+                st.raw_bind_parameter(i + 1, s.ts)?;
+                st.raw_bind_parameter(i + 2, s.dur)?;
+                st.raw_bind_parameter(i + 3, s.cpu)?;
+                st.raw_bind_parameter(i + 4, s.utid)?;
+                st.raw_bind_parameter(i + 5, s.end_state.map(|e| m.str(e)))?;
+                st.raw_bind_parameter(i + 6, s.priority)
+            },
         )?;
-        for (i, s) in m.sched.iter().enumerate() {
-            st.raw_bind_parameter(1, i as i64)?;
-            st.raw_bind_parameter(2, s.ts)?;
-            st.raw_bind_parameter(3, s.dur)?;
-            st.raw_bind_parameter(4, s.cpu)?;
-            st.raw_bind_parameter(5, s.utid)?;
-            st.raw_bind_parameter(6, s.end_state.map(|e| m.str(e)))?;
-            st.raw_bind_parameter(7, s.priority)?;
-            st.raw_execute()?;
-        }
         lap("sched");
-        let mut st = tx.prepare(
-            "INSERT INTO thread_state (id, ts, dur, cpu, utid, state, io_wait, blocked_function, \
-             waker_utid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        // thread_state is a WITHOUT ROWID table keyed by (utid, ts, id): inserted in key
+        // order, every row is an append and no index has to be sorted and built afterwards.
+        // `id` stays the row's number in time order.
+        let order = by_utid_ts(&m.thread_state);
+        insert_all(
+            &tx,
+            "thread_state (id, ts, dur, cpu, utid, state, io_wait, blocked_function, waker_utid)",
+            9,
+            order.iter(),
+            |st, i, &(id, ref s)| {
+                st.raw_bind_parameter(i, id)?;
+                st.raw_bind_parameter(i + 1, s.ts)?;
+                st.raw_bind_parameter(i + 2, s.dur)?;
+                st.raw_bind_parameter(i + 3, s.cpu)?;
+                st.raw_bind_parameter(i + 4, s.utid)?;
+                st.raw_bind_parameter(i + 5, m.str(s.state))?;
+                st.raw_bind_parameter(i + 6, s.io_wait)?;
+                st.raw_bind_parameter(i + 7, s.blocked_function.map(|f| m.str(f)))?;
+                st.raw_bind_parameter(i + 8, s.waker_utid)
+            },
         )?;
-        for (i, s) in m.thread_state.iter().enumerate() {
-            // Raw binding skips params!'s per-row slice of trait objects: this is the
-            // biggest table.
-            st.raw_bind_parameter(1, i as i64)?;
-            st.raw_bind_parameter(2, s.ts)?;
-            st.raw_bind_parameter(3, s.dur)?;
-            st.raw_bind_parameter(4, s.cpu)?;
-            st.raw_bind_parameter(5, s.utid)?;
-            st.raw_bind_parameter(6, m.str(s.state))?;
-            st.raw_bind_parameter(7, s.io_wait)?;
-            st.raw_bind_parameter(8, s.blocked_function.map(|f| m.str(f)))?;
-            st.raw_bind_parameter(9, s.waker_utid)?;
-            st.raw_execute()?;
-        }
         lap("thread_state");
         let mut block = tx.prepare(
             "INSERT INTO superpass_block (ts, cpu, waiter_utid, blocker_utid, lock, kind) \
@@ -145,7 +251,17 @@ pub fn write(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
                     blocker,
                     lock,
                     kind,
-                } => block.execute(params![ts, cpu, waiter, blocker, hex(*lock), kind])?,
+                } => {
+                    let mut buf = [0u8; 18];
+                    block.execute(params![
+                        ts,
+                        cpu,
+                        waiter,
+                        blocker,
+                        hex(*lock, &mut buf),
+                        kind
+                    ])?
+                }
                 SpRow::Grant {
                     ts,
                     cpu,
@@ -154,7 +270,18 @@ pub fn write(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
                     root,
                     lock,
                     depth,
-                } => grant.execute(params![ts, cpu, blocker, waiter, root, hex(*lock), depth])?,
+                } => {
+                    let mut buf = [0u8; 18];
+                    grant.execute(params![
+                        ts,
+                        cpu,
+                        blocker,
+                        waiter,
+                        root,
+                        hex(*lock, &mut buf),
+                        depth
+                    ])?
+                }
                 SpRow::Revoke {
                     ts,
                     cpu,
@@ -202,4 +329,53 @@ pub fn write(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
     tx.commit()?;
     lap("commit");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{by_utid_ts, hex};
+    use crate::model::StateRow;
+
+    #[test]
+    fn hex_matches_format() {
+        for v in [
+            0,
+            1,
+            0xf,
+            0x10,
+            0xdead_beef,
+            0xffff_8880_1234_5678,
+            u64::MAX,
+        ] {
+            let mut buf = [0u8; 18];
+            assert_eq!(hex(v, &mut buf), format!("{v:#x}"));
+        }
+    }
+
+    #[test]
+    fn thread_state_order_is_utid_ts_id() {
+        let row = |utid, ts| StateRow {
+            ts,
+            dur: -1,
+            utid,
+            state: 0,
+            cpu: None,
+            io_wait: None,
+            blocked_function: None,
+            waker_utid: None,
+        };
+        // Time order, then out of order (the fallback sort).
+        let rows = [row(2, 10), row(1, 10), row(2, 10), row(1, 20), row(3, 30)];
+        let ids = |rows: &[StateRow]| -> Vec<u32> {
+            let sorted = by_utid_ts(rows);
+            for (id, r) in &sorted {
+                assert_eq!(rows[*id as usize], *r);
+            }
+            sorted.iter().map(|(id, _)| *id).collect()
+        };
+        assert_eq!(ids(&rows), vec![1, 3, 0, 2, 4]);
+        let rows = [row(1, 20), row(1, 10), row(0, 5)];
+        assert_eq!(ids(&rows), vec![2, 1, 0]);
+        assert!(by_utid_ts(&[]).is_empty());
+    }
 }

@@ -9,7 +9,29 @@ use superpass_trace::writer::TraceWriter;
 use superpass_trace::{events::Events, import, perfetto};
 
 fn db(buf: &[u8]) -> (Connection, import::Summary) {
-    import::import_in_memory(buf).unwrap()
+    let (conn, s) = import::import_in_memory(buf).unwrap();
+    assert_references_valid(&conn);
+    (conn, s)
+}
+
+/// The importer writes with foreign-key enforcement off (speed); every reference must still
+/// resolve, and enforcement is back on for the caller.
+fn assert_references_valid(conn: &Connection) {
+    let bad = rows(conn, "PRAGMA foreign_key_check");
+    assert!(bad.is_empty(), "dangling references: {bad:?}");
+    let fk: bool = conn
+        .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+        .unwrap();
+    assert!(fk, "foreign_keys restored after the import");
+}
+
+#[test]
+fn synthetic_trace_references_are_valid() {
+    let (trace, events) = superpass_trace::synth::contended_trace(256 << 10, 2);
+    let (conn, s) = db(&trace);
+    assert_eq!(s.events, events);
+    let n = rows(&conn, "SELECT COUNT(*) FROM thread_state");
+    assert_eq!(n, vec![s.thread_state.to_string()]);
 }
 
 fn rows(conn: &Connection, sql: &str) -> Vec<String> {
@@ -237,7 +259,9 @@ proptest! {
         let mut ev = Events::default();
         let _ = perfetto::decode(&bytes, &mut ev);
         // The whole pipeline too: model building and SQLite must take whatever decoded.
-        let _ = import::import_in_memory(&bytes);
+        if let Ok((conn, _)) = import::import_in_memory(&bytes) {
+            assert_references_valid(&conn);
+        }
     }
 
     #[test]
@@ -246,6 +270,8 @@ proptest! {
         let cut = cut.min(t.len());
         let cut = (0..=cut).rev().find(|&i| t.is_char_boundary(i)).unwrap_or(0);
         t.insert_str(cut, &junk);
-        let _ = import::import_in_memory(t.as_bytes());
+        if let Ok((conn, _)) = import::import_in_memory(t.as_bytes()) {
+            assert_references_valid(&conn);
+        }
     }
 }
