@@ -5,7 +5,7 @@
 //! interval across seeds.
 
 use crate::metrics::{RunResult, Summary};
-use crate::stats::mean_ci;
+use crate::stats::{mean_ci, ratio_change};
 use crate::{run, Policy, Scenario};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
@@ -167,17 +167,21 @@ pub fn compare(
     }
 }
 
-/// One cell: mean ± CI and change vs default ± CI.
+/// One cell: mean ± CI and change vs default with its interval.
 #[derive(Clone, Copy, Debug)]
 pub struct Cell {
     /// Mean across seeds.
     pub mean: f64,
     /// 95% CI half-width.
     pub ci: f64,
-    /// Mean paired change vs default (percent, or points), NaN if undefined.
+    /// Change vs default: relative change of the means (%), or the mean paired difference
+    /// (percentage points) for metrics that are percentages; NaN if undefined.
     pub change: f64,
-    /// Its 95% CI half-width.
-    pub change_ci: f64,
+    /// Its 95% interval (bootstrap percentiles for relative changes, mean ± t half-width
+    /// for points); NaN if unavailable.
+    pub change_lo: f64,
+    /// Upper end of the interval.
+    pub change_hi: f64,
 }
 
 impl Comparison {
@@ -199,31 +203,30 @@ impl Comparison {
                     .map(|m| {
                         let xs: Vec<f64> = ps.iter().map(m.get).collect();
                         let (mean, ci) = mean_ci(&xs);
-                        let (change, change_ci) = match base {
-                            None => (f64::NAN, f64::NAN),
+                        let (change, change_lo, change_hi) = match base {
+                            None => (f64::NAN, f64::NAN, f64::NAN),
                             Some(b) => {
-                                let d: Vec<f64> = ps
-                                    .iter()
-                                    .zip(&sums[b])
-                                    .filter_map(|(x, y)| {
-                                        let (x, y) = ((m.get)(x), (m.get)(y));
-                                        if m.points {
-                                            Some(x - y)
-                                        } else if y != 0.0 {
-                                            Some(100.0 * (x - y) / y)
-                                        } else {
-                                            None
-                                        }
-                                    })
-                                    .collect();
-                                mean_ci(&d)
+                                let ys: Vec<f64> = sums[b].iter().map(m.get).collect();
+                                if m.points {
+                                    let d: Vec<f64> =
+                                        xs.iter().zip(&ys).map(|(x, y)| x - y).collect();
+                                    let (c, h) = mean_ci(&d);
+                                    (c, c - h, c + h)
+                                } else {
+                                    match ratio_change(&xs, &ys) {
+                                        None => (f64::NAN, f64::NAN, f64::NAN),
+                                        Some((c, None)) => (c, f64::NAN, f64::NAN),
+                                        Some((c, Some((lo, hi)))) => (c, lo, hi),
+                                    }
+                                }
                             }
                         };
                         Cell {
                             mean,
                             ci,
                             change,
-                            change_ci,
+                            change_lo,
+                            change_hi,
                         }
                     })
                     .collect()
@@ -238,7 +241,7 @@ impl Comparison {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "scenario `{}`: {} simulated s × {} seeds; mean ± 95% CI across seeds; Δ = paired change vs default (% relative; pp for percentages)\n",
+            "scenario `{}`: {} simulated s × {} seeds; mean ± 95% CI across seeds; Δ vs default: change of the means in % [95% paired-bootstrap interval], or mean paired difference in pp ± 95% CI for percentages; n/a where default is 0\n",
             self.scenario, self.seconds, self.seeds
         );
         let _ = write!(s, "| policy |");
@@ -277,12 +280,9 @@ impl Comparison {
             .map(|(i, (p, row))| {
                 let mut o = Map::new();
                 o.insert("name".into(), json!(p.0));
+                // Means first, in table order; then run totals; then intervals and changes.
                 for (m, c) in METRICS.iter().zip(row) {
                     o.insert(m.key.into(), num(c.mean));
-                    o.insert(format!("{}_ci95", m.key), num(c.ci));
-                    let suffix = if m.points { "change_pp" } else { "change_pct" };
-                    o.insert(format!("{}_{suffix}", m.key), num(c.change));
-                    o.insert(format!("{}_{suffix}_ci95", m.key), num(c.change_ci));
                 }
                 let rs = &self.runs[i];
                 o.insert(
@@ -305,6 +305,13 @@ impl Comparison {
                     "boosts".into(),
                     json!(rs.iter().map(|r| r.policy_stats.boosts).sum::<u64>()),
                 );
+                for (m, c) in METRICS.iter().zip(row) {
+                    o.insert(format!("{}_ci95", m.key), num(c.ci));
+                    let suffix = if m.points { "change_pp" } else { "change_pct" };
+                    o.insert(format!("{}_{suffix}", m.key), num(c.change));
+                    o.insert(format!("{}_{suffix}_lo95", m.key), num(c.change_lo));
+                    o.insert(format!("{}_{suffix}_hi95", m.key), num(c.change_hi));
+                }
                 Value::Object(o)
             })
             .collect();
@@ -368,15 +375,26 @@ fn fmt_change(name: &str, c: &Cell, points: bool) -> String {
     if !c.change.is_finite() {
         return "n/a".into();
     }
-    let unit = if points { "pp" } else { "%" };
-    let sign = if c.change >= 0.0 { "+" } else { "" };
-    if c.change_ci.is_finite() {
+    let signed = |x: f64| {
+        let sign = if x >= 0.0 { "+" } else { "" };
+        format!("{sign}{}", fmt_num(x))
+    };
+    let have_ci = c.change_lo.is_finite() && c.change_hi.is_finite();
+    if points {
+        if have_ci {
+            let h = (c.change_hi - c.change_lo) / 2.0;
+            format!("{}pp ± {}", signed(c.change), fmt_num(h))
+        } else {
+            format!("{}pp", signed(c.change))
+        }
+    } else if have_ci {
         format!(
-            "{sign}{}{unit} ± {}",
-            fmt_num(c.change),
-            fmt_num(c.change_ci)
+            "{}% [{}, {}]",
+            signed(c.change),
+            signed(c.change_lo),
+            signed(c.change_hi)
         )
     } else {
-        format!("{sign}{}{unit}", fmt_num(c.change))
+        format!("{}%", signed(c.change))
     }
 }

@@ -64,6 +64,25 @@ pub struct Active {
     pub acc: [u64; 4],
 }
 
+/// Per-lock counters over the measured window (for explaining blocking counts).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LockStat {
+    /// Lock name.
+    pub lock: String,
+    /// Successful acquisitions by any thread (grants included).
+    pub acquisitions: u64,
+    /// Lock operations started by critical threads.
+    pub critical_attempts: u64,
+    /// Of which found the lock unavailable and started a blocking interval.
+    pub critical_contended: u64,
+    /// Time the lock had at least one holder, ns.
+    pub held_ns: u64,
+    /// Time the lock had an exclusive owner (mutex/futex owner, rwsem writer), ns.
+    pub owned_ns: u64,
+    /// Time at least one task waited on it, ns.
+    pub waited_ns: u64,
+}
+
 /// Everything one run produced.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RunResult {
@@ -99,6 +118,8 @@ pub struct RunResult {
     pub task_ns: u64,
     /// Simulated events processed.
     pub events: u64,
+    /// Per-lock counters, in scenario order.
+    pub locks: Vec<LockStat>,
     /// Policy counters.
     #[serde(skip)]
     pub policy_stats: PolicyStats,

@@ -8,7 +8,7 @@ mod sched_ops;
 
 use crate::engine::{Ev, EventQueue};
 use crate::locks::{binder::Pool, Lock, TaskIdx};
-use crate::metrics::{Active, Blocking, Cat, RunResult};
+use crate::metrics::{Active, Blocking, Cat, LockStat, RunResult};
 use crate::platform::Platform;
 use crate::policy::{Action, LockEvent, LockKind, Policy};
 use crate::rng::Stream;
@@ -99,6 +99,8 @@ pub struct Sim {
     platform: Platform,
     critical: Vec<bool>,
     active: Vec<Active>,
+    /// Per lock: when its occupancy was last accounted.
+    lock_last: Vec<u64>,
     /// Results being collected.
     pub res: RunResult,
     base_counters: [u64; 6],
@@ -262,11 +264,20 @@ impl Sim {
             platform: p,
             critical,
             active: Vec::new(),
+            lock_last: vec![0; sc.locks.len()],
             res: RunResult {
                 scenario: sc.name.clone(),
                 seed,
                 seconds,
                 nr_cpus: nr as u32,
+                locks: sc
+                    .locks
+                    .iter()
+                    .map(|l| LockStat {
+                        lock: l.name.clone(),
+                        ..LockStat::default()
+                    })
+                    .collect(),
                 ..RunResult::default()
             },
             base_counters: [0; 6],
@@ -392,6 +403,34 @@ impl Sim {
             self.update_curr(c);
         }
         self.base_counters = self.counters();
+        for l in 0..self.w.locks.len() {
+            self.lock_occupancy(l as u32);
+            let name = std::mem::take(&mut self.res.locks[l].lock);
+            self.res.locks[l] = LockStat {
+                lock: name,
+                ..LockStat::default()
+            };
+        }
+    }
+
+    /// Accounts lock `l`'s occupancy since it was last accounted; call before changing it.
+    fn lock_occupancy(&mut self, l: u32) {
+        let now = self.w.now;
+        let lk = &self.w.locks[l as usize];
+        let dt = now - std::mem::replace(&mut self.lock_last[l as usize], now);
+        if dt == 0 {
+            return;
+        }
+        let st = &mut self.res.locks[l as usize];
+        if lk.owner().is_some() {
+            st.owned_ns += dt;
+            st.held_ns += dt;
+        } else if !lk.readers().is_empty() {
+            st.held_ns += dt;
+        }
+        if lk.waiters().next().is_some() {
+            st.waited_ns += dt;
+        }
     }
 
     fn counters(&self) -> [u64; 6] {
@@ -417,6 +456,9 @@ impl Sim {
     fn finish(&mut self) {
         for c in 0..self.w.rqs.len() as u32 {
             self.update_curr(c);
+        }
+        for l in 0..self.w.locks.len() as u32 {
+            self.lock_occupancy(l);
         }
         let c = self.counters();
         let b = self.base_counters;
@@ -445,8 +487,10 @@ impl Sim {
                 Action::Resched(c) => self.resched(c),
                 Action::Charge(c, ns) => {
                     // Account the time before the charge first, so the debt delays only
-                    // what remains.
-                    self.update_curr(c);
+                    // what remains. No slice-expiry check here: a hook running does not
+                    // make the kernel re-evaluate the pick, and checking would preempt
+                    // tasks at lock operations (where hooks fire) instead of at the tick.
+                    self.account(c, false);
                     let rq = &mut self.w.rqs[c as usize];
                     rq.debt += ns;
                     rq.policy_ns += ns;
@@ -491,7 +535,7 @@ impl Sim {
             let cpu = task.cpu;
             match op {
                 Op::Compute(d) => {
-                    task.remaining = self.rngs[ti].sample_ns(&d).max(1);
+                    task.remaining = self.rngs[ti].sample_ns(&d).max(1) * 1024;
                     return Flow::Cpu;
                 }
                 Op::Sleep(d) => {
@@ -632,6 +676,11 @@ impl Sim {
     fn lock(&mut self, t: TaskIdx, l: u32, read: bool) -> bool {
         let ti = t as usize;
         let now = self.w.now;
+        self.lock_occupancy(l);
+        let st = &mut self.res.locks[l as usize];
+        if self.critical[ti] && self.w.tasks[ti].lock_wait.is_none() {
+            st.critical_attempts += 1;
+        }
         let ok = match &mut self.w.locks[l as usize] {
             Lock::Mutex(m) => m.lock(t),
             Lock::Futex(f) => f.lock(t),
@@ -640,6 +689,7 @@ impl Sim {
         let kind = self.lock_kind(l, read);
         let cpu = self.w.tasks[ti].cpu;
         if ok {
+            self.res.locks[l as usize].acquisitions += 1;
             self.w.tasks[ti].held.push(l);
             let ev = if kind == LockKind::RwsemRead {
                 LockEvent::ReaderAcquired { lock: l, tid: t }
@@ -660,6 +710,7 @@ impl Sim {
             task.lock_wait_since = self.w.now;
             self.slice_begin(t, Name::LockWait(l));
             if self.critical[ti] {
+                self.res.locks[l as usize].critical_contended += 1;
                 self.active.push(Active {
                     task: t,
                     lock: l,
@@ -757,6 +808,7 @@ impl Sim {
         self.slice_end(t, Name::LockHold(l));
         let cpu = self.w.tasks[ti].cpu;
         let now = self.w.now;
+        self.lock_occupancy(l);
         let mut granted = std::mem::take(&mut self.scratch);
         granted.clear();
         let mut read_grants = false;
@@ -787,6 +839,7 @@ impl Sim {
             }
         };
         self.lock_event(cpu, released);
+        self.res.locks[l as usize].acquisitions += granted.len() as u64;
         for &g in &granted {
             let gt = &mut self.w.tasks[g as usize];
             gt.blocked_on = None;

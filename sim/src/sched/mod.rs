@@ -145,7 +145,9 @@ pub struct Task {
     pub prog: u32,
     /// Next op.
     pub pc: u32,
-    /// Remaining work of the current `compute`, in ns at capacity 1024.
+    /// Remaining work of the current `compute`, in ns at capacity 1024 times 1024 (so a CPU
+    /// of capacity `c` retires exactly `c` units per ns: no rounding is lost when the work is
+    /// accounted in pieces, and the completion time computed at any point is the same).
     pub remaining: u64,
     /// Tokens posted by `signal`.
     pub tokens: u32,

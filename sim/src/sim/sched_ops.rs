@@ -9,30 +9,50 @@ use crate::sched::{fair, rt, Sched, State, Why};
 use crate::trace::TraceEv;
 
 impl Sim {
-    /// Accounts time since the last update on `cpu`: debt first, then the running task.
+    /// Accounts time since the last update on `cpu`: debt first, then the running task; if
+    /// the fair task's slice is used up, sets a new deadline and marks `cpu` for a pick
+    /// (`update_curr` → `update_deadline` in kernel/sched/fair.c).
     pub(super) fn update_curr(&mut self, cpu: u32) {
+        self.account(cpu, true);
+    }
+
+    /// As [`Self::update_curr`]; with `check_deadline` false the slice-expiry check is left
+    /// to the next scheduling point (tick, enqueue, dequeue, wakeup), so accounting done for
+    /// the simulator's own bookkeeping (charging a policy's hook cost) does not add a
+    /// scheduling point the kernel would not have.
+    pub(super) fn account(&mut self, cpu: u32, check_deadline: bool) {
         let now = self.w.now;
         let rq = &mut self.w.rqs[cpu as usize];
-        let dt = now - rq.last_update;
-        if dt == 0 {
+        let Some(e) = rq.curr else {
+            // Idle time pays off debt.
+            let dt = now - rq.last_update;
+            rq.last_update = now;
+            rq.debt -= dt.min(rq.debt);
             return;
-        }
-        rq.last_update = now;
-        let d = dt.min(rq.debt);
-        rq.debt -= d;
-        let run = dt - d;
-        let Some(e) = rq.curr else { return };
-        rq.busy_ns += dt;
-        let cap = rq.cap as u64;
-        let t = &mut self.w.tasks[e as usize];
-        t.sum_exec += run;
-        t.remaining = t.remaining.saturating_sub(run * cap / 1024);
+        };
         let donor = rq.donor.unwrap_or(e);
-        let others = !rq.fair.is_empty() || !rq.rt.is_empty();
-        let d = &mut self.w.tasks[donor as usize];
-        if !d.eff.is_rt() {
-            d.vruntime += fair::to_virtual(dt, d.weight);
-            if d.vruntime >= d.deadline {
+        let dt = now - rq.last_update;
+        if dt > 0 {
+            rq.last_update = now;
+            let d = dt.min(rq.debt);
+            rq.debt -= d;
+            let run = dt - d;
+            rq.busy_ns += dt;
+            let cap = rq.cap as u64;
+            let t = &mut self.w.tasks[e as usize];
+            t.sum_exec += run;
+            t.remaining = t.remaining.saturating_sub(run * cap);
+            let d = &mut self.w.tasks[donor as usize];
+            if !d.eff.is_rt() {
+                d.vruntime += fair::to_virtual(dt, d.weight);
+            }
+        }
+        // Checked even when no time passed, so an earlier `account(.., false)` at this
+        // instant cannot hide an expiry from this scheduling point.
+        if check_deadline {
+            let others = !rq.fair.is_empty() || !rq.rt.is_empty();
+            let d = &mut self.w.tasks[donor as usize];
+            if !d.eff.is_rt() && d.vruntime >= d.deadline {
                 // Slice used up: new deadline, and let the pick decide (update_deadline).
                 d.deadline = d.vruntime + fair::to_virtual(self.w.base_slice, d.weight);
                 if others {
@@ -52,7 +72,7 @@ impl Sim {
             return;
         }
         let cap = rq.cap as u64;
-        let at = self.w.now + rq.debt + (rem * 1024).div_ceil(cap);
+        let at = self.w.now + rq.debt + rem.div_ceil(cap);
         let gen = rq.gen;
         self.q.push(at, Ev::Done(cpu, gen));
     }
