@@ -238,9 +238,12 @@ impl Histogram {
         if self.total == 0 {
             return 0;
         }
-        let q = per_million.min(1_000_000) as u128;
-        // Nearest rank: ceil(q * n / 1e6), at least 1.
-        let rank = ((q * self.total as u128).div_ceil(1_000_000) as u64).max(1);
+        let q = per_million.min(1_000_000) as u64;
+        // Nearest rank: ceil(q * n / 1e6), at least 1. With n = a * 1e6 + b that is
+        // a * q + ceil(b * q / 1e6): exact, no overflow (a * q <= n, b * q < 1e12), and no
+        // 128-bit division (the kernel has no __udivti3).
+        let (a, b) = (self.total / 1_000_000, self.total % 1_000_000);
+        let rank = (a * q + (b * q).div_ceil(1_000_000)).max(1);
         if rank >= self.total {
             return self.max;
         }
