@@ -3,8 +3,10 @@
 //! Each task lives in its own file; this root only parses the command line and dispatches.
 
 mod ci;
+mod demo;
 mod insns;
 mod kernel;
+mod module;
 mod util;
 mod vm;
 
@@ -25,6 +27,11 @@ const TASKS: &[Task] = &[
         run: ci::main,
     },
     Task {
+        name: "demo",
+        about: "Build kernel + superpass.ko, boot, run the inversion scenario off/on/FIFO, print the table",
+        run: demo::main,
+    },
+    Task {
         name: "insns",
         about: "Callgrind instruction counts of superpass-core's hot paths (docs/performance.md)",
         run: insns::main,
@@ -33,6 +40,11 @@ const TASKS: &[Task] = &[
         name: "kernel",
         about: "Build (or reuse from the cache) the Linux 6.12 test kernel with vendor hooks",
         run: kernel::main,
+    },
+    Task {
+        name: "module",
+        about: "Build superpass.ko (module/) against the cached test kernel",
+        run: module::main,
     },
     Task {
         name: "vm-test",

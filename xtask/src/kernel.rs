@@ -1,0 +1,729 @@
+//! `cargo xtask kernel`: the SuperPass test kernel (Debian linux-source-6.12 +
+//! vm/patches + vm/kernel.config), built once and cached outside the repo.
+//!
+//! Other tasks use [`ensure`] to get a ready kernel and [`make`] to build
+//! out-of-tree modules against it.
+
+use crate::util::{root, wants_help};
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const HELP: &str =
+    "usage: cargo xtask kernel [--variant default|kasan] [--jobs N] [--force] [--print-dir]
+
+Builds the SuperPass test kernel, or reuses the cached one:
+  1. installs the Debian packages it needs (apt-get; needs root) and
+     bindgen-cli 0.69.5 (cargo install, into $SUPERPASS_CACHE/tools);
+  2. unpacks /usr/src/linux-source-6.12.tar.xz, applies vm/patches/*.patch
+     in order (patch -p1), configures it (tinyconfig + vm/kernel.config
+     [+ vm/kernel-kasan.config]) and checks that every requested option is set;
+  3. builds bzImage, the in-tree modules (locktorture) and the Rust crates
+     that out-of-tree Rust modules need (make LLVM=-19, Debian's rustc);
+  4. prunes the tree to what `make -C <build> M=<dir> modules` needs.
+
+The result lives in $SUPERPASS_CACHE/kernel/<variant>-<key>/ (SUPERPASS_CACHE
+defaults to ~/.cache/superpass). <key> hashes the source package version, the
+patches, the config fragments, the toolchain versions and the recipe, so an
+unchanged kernel is never rebuilt; a changed one gets a new directory.
+$SUPERPASS_CACHE/kernel/<variant> is a symlink to the newest build.
+
+Layout of a cached kernel:
+  bzImage       the kernel QEMU boots
+  build/        kernel build tree: make -C build M=<module dir> modules
+  modroot/      modules_install output (lib/modules/<release>/...)
+  build.log     full make output; release  the kernel release string
+
+Options:
+  --variant V   default (vm/kernel.config) or kasan (+ vm/kernel-kasan.config:
+                KASAN and lockdep, for reliability tests)
+  --jobs N      parallel make jobs (default: number of CPUs)
+  --force       rebuild even if the cache has this kernel
+  --print-dir   print only the cached kernel directory (build it first if needed)
+
+A cold build takes ~12 min on 2 cores (see docs/kernel.md); a warm run
+takes seconds.
+";
+
+/// Bumped whenever the build recipe below changes in a way that affects the output.
+const RECIPE_VERSION: &str = "superpass-kernel-recipe-1";
+const SOURCE_PKG: &str = "linux-source-6.12";
+const SOURCE_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
+const BINDGEN_VERSION: &str = "0.69.5";
+
+/// Debian packages the kernel build, the guest programs and QEMU need.
+pub const APT_PACKAGES: &[&str] = &[
+    "linux-source-6.12",
+    "rustc-web",
+    "rust-web-src",
+    "clang-19",
+    "llvm-19",
+    "lld-19",
+    "libclang-19-dev",
+    "qemu-system-x86",
+    "busybox-static",
+    "libelf-dev",
+    "bc",
+    "flex",
+    "bison",
+    "libssl-dev",
+    "cpio",
+    "make",
+    "gcc",
+    "libc6-dev",
+    "linux-libc-dev",
+    "xz-utils",
+    "kmod",
+    "patch",
+    "gzip",
+];
+
+/// A ready kernel in the cache.
+pub struct Kernel {
+    pub dir: PathBuf,
+    pub bzimage: PathBuf,
+    pub build: PathBuf,
+    pub modroot: PathBuf,
+    pub release: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    Default,
+    Kasan,
+}
+
+impl Variant {
+    pub fn parse(s: &str) -> Result<Variant, String> {
+        match s {
+            "default" => Ok(Variant::Default),
+            "kasan" => Ok(Variant::Kasan),
+            _ => Err(format!("unknown kernel variant `{s}` (default or kasan)")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Default => "default",
+            Variant::Kasan => "kasan",
+        }
+    }
+    fn fragments(self) -> Vec<PathBuf> {
+        let vm = root().join("vm");
+        let mut v = vec![vm.join("kernel.config")];
+        if self == Variant::Kasan {
+            v.push(vm.join("kernel-kasan.config"));
+        }
+        v
+    }
+}
+
+/// Options of a kernel build.
+pub struct Opts {
+    pub variant: Variant,
+    pub jobs: usize,
+    pub force: bool,
+    pub quiet: bool,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Opts {
+            variant: Variant::Default,
+            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            force: false,
+            quiet: false,
+        }
+    }
+}
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    if wants_help(args) {
+        print!("{HELP}");
+        return Ok(());
+    }
+    let mut opts = Opts::default();
+    let mut print_dir = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--variant" => {
+                opts.variant = Variant::parse(it.next().ok_or("--variant needs a value")?)?
+            }
+            "--jobs" | "-j" => {
+                opts.jobs = it
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or("--jobs needs a positive number")?
+            }
+            "--force" => opts.force = true,
+            "--print-dir" => {
+                print_dir = true;
+                opts.quiet = true
+            }
+            _ => return Err(format!("unknown option `{a}`\n\n{HELP}")),
+        }
+    }
+    let k = ensure(&opts)?;
+    if print_dir {
+        println!("{}", k.dir.display());
+    } else {
+        println!("kernel {} ({}):", k.release, opts.variant.name());
+        println!("  bzImage  {}", k.bzimage.display());
+        println!("  build    {}", k.build.display());
+        println!("  modules  {}", k.modroot.display());
+    }
+    Ok(())
+}
+
+/// The cache root: $SUPERPASS_CACHE or ~/.cache/superpass.
+pub fn cache_root() -> PathBuf {
+    if let Some(d) = std::env::var_os("SUPERPASS_CACHE").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var_os("HOME").unwrap_or_else(|| "/root".into());
+    PathBuf::from(home).join(".cache/superpass")
+}
+
+fn tools_dir() -> PathBuf {
+    cache_root().join("tools")
+}
+
+pub fn bindgen_path() -> PathBuf {
+    tools_dir().join("bin/bindgen")
+}
+
+fn log(quiet: bool, msg: &str) {
+    if !quiet {
+        eprintln!("[kernel] {msg}");
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn capture(cmd: &mut Command) -> Option<String> {
+    let o = cmd.stderr(Stdio::null()).output().ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+fn run_quiet(step: &str, cmd: &mut Command, log_file: Option<&Path>) -> Result<(), String> {
+    if let Some(l) = log_file {
+        let f = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(l)
+            .map_err(|e| format!("{}: {e}", l.display()))?;
+        let f2 = f.try_clone().map_err(|e| e.to_string())?;
+        cmd.stdout(f).stderr(f2);
+    }
+    let st = cmd
+        .status()
+        .map_err(|e| format!("{step}: cannot start {:?}: {e}", cmd.get_program()))?;
+    if st.success() {
+        Ok(())
+    } else {
+        let hint = log_file.map_or(String::new(), |l| {
+            format!("\n--- last lines of {} ---\n{}", l.display(), tail(l, 30))
+        });
+        Err(format!("{step} failed ({st}){hint}"))
+    }
+}
+
+fn tail(path: &Path, n: usize) -> String {
+    let s = fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Installs the missing Debian packages (root) or says exactly what is missing.
+pub fn ensure_packages(quiet: bool) -> Result<(), String> {
+    let missing: Vec<&str> = APT_PACKAGES
+        .iter()
+        .copied()
+        .filter(|p| {
+            capture(Command::new("dpkg-query").args(["-W", "-f=${Status}", p]))
+                .is_none_or(|s| !s.ends_with("installed"))
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let list = missing.join(" ");
+    if !is_root() {
+        return Err(format!(
+            "missing Debian packages: {list}\n\
+             not running as root, so they cannot be installed here. Run:\n  \
+             sudo apt-get update && sudo apt-get install -y --no-install-recommends {list}\n\
+             then run this command again."
+        ));
+    }
+    log(quiet, &format!("installing Debian packages: {list}"));
+    let t = Instant::now();
+    run_quiet(
+        "apt-get update",
+        Command::new("apt-get").args(["update", "-q"]),
+        None,
+    )?;
+    run_quiet(
+        "apt-get install",
+        Command::new("apt-get")
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["install", "-y", "-q", "--no-install-recommends"])
+            .args(&missing),
+        None,
+    )?;
+    log(
+        quiet,
+        &format!("packages installed in {:.0}s", t.elapsed().as_secs_f64()),
+    );
+    Ok(())
+}
+
+/// Installs bindgen-cli into the tools directory unless the right version is there.
+pub fn ensure_bindgen(quiet: bool) -> Result<(), String> {
+    let bg = bindgen_path();
+    if capture(Command::new(&bg).arg("--version")).is_some_and(|v| v.contains(BINDGEN_VERSION)) {
+        return Ok(());
+    }
+    log(
+        quiet,
+        &format!(
+            "installing bindgen-cli {BINDGEN_VERSION} into {} (cargo install, ~2-8 min)",
+            tools_dir().display()
+        ),
+    );
+    let t = Instant::now();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    crate::util::run(
+        "cargo install bindgen-cli",
+        Command::new(cargo)
+            .args([
+                "install",
+                "bindgen-cli",
+                "--version",
+                BINDGEN_VERSION,
+                "--locked",
+                "--root",
+            ])
+            .arg(tools_dir())
+            .env_remove("CARGO_TARGET_DIR"),
+    )?;
+    log(
+        quiet,
+        &format!("bindgen installed in {:.0}s", t.elapsed().as_secs_f64()),
+    );
+    Ok(())
+}
+
+/// `make` with the toolchain the kernel was built with (Debian's rustc, clang-19, our bindgen).
+pub fn make(dir: &Path) -> Command {
+    let mut c = Command::new("make");
+    let path = std::env::var("PATH").unwrap_or_default();
+    c.env("PATH", format!("/usr/bin:/bin:{path}"))
+        .env("LIBCLANG_PATH", "/usr/lib/llvm-19/lib")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("RUSTC_WRAPPER")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "LLVM=-19",
+            "RUSTC=/usr/bin/rustc",
+            "HOSTRUSTC=/usr/bin/rustc",
+            "RUSTDOC=/usr/bin/rustdoc",
+        ])
+        .arg(format!("BINDGEN={}", bindgen_path().display()));
+    c
+}
+
+fn sha256_hex(data: &[u8]) -> Result<String, String> {
+    use std::io::Write;
+    let mut child = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("sha256sum: {e}"))?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(data)
+        .map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let s = String::from_utf8_lossy(&out.stdout);
+    Ok(s.split_whitespace().next().unwrap_or_default().to_string())
+}
+
+/// The patch series, in application order.
+pub fn patches() -> Result<Vec<PathBuf>, String> {
+    let dir = root().join("vm/patches");
+    let mut v: Vec<PathBuf> = fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "patch"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// What identifies a kernel build: everything that changes its output.
+fn cache_key(variant: Variant) -> Result<(String, String), String> {
+    let mut desc = String::new();
+    let _ = writeln!(desc, "recipe {RECIPE_VERSION}");
+    let _ = writeln!(desc, "variant {}", variant.name());
+    let src = capture(Command::new("dpkg-query").args(["-W", "-f=${Version}", SOURCE_PKG]))
+        .ok_or_else(|| format!("{SOURCE_PKG} is not installed"))?;
+    let _ = writeln!(desc, "source {SOURCE_PKG} {src}");
+    for (what, cmd) in [
+        ("rustc", vec!["/usr/bin/rustc", "--version"]),
+        ("clang", vec!["clang-19", "--version"]),
+    ] {
+        let v = capture(Command::new(cmd[0]).args(&cmd[1..])).unwrap_or_default();
+        let _ = writeln!(desc, "{what} {}", v.lines().next().unwrap_or(""));
+    }
+    let _ = writeln!(desc, "bindgen {BINDGEN_VERSION}");
+    let mut bytes = desc.clone().into_bytes();
+    for p in patches()?.iter().chain(variant.fragments().iter()) {
+        let data = fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let name = p.file_name().unwrap_or_default().to_string_lossy();
+        let _ = writeln!(desc, "file {name} sha256={}", sha256_hex(&data)?);
+        bytes.extend_from_slice(name.as_bytes());
+        bytes.extend_from_slice(&data);
+    }
+    let key = sha256_hex(&bytes)?;
+    Ok((key[..16].to_string(), desc))
+}
+
+fn kernel_from_dir(dir: &Path) -> Result<Kernel, String> {
+    let release = fs::read_to_string(dir.join("release"))
+        .map_err(|e| format!("{}: {e}", dir.join("release").display()))?
+        .trim()
+        .to_string();
+    Ok(Kernel {
+        bzimage: dir.join("bzImage"),
+        build: dir.join("build"),
+        modroot: dir.join("modroot"),
+        dir: dir.to_path_buf(),
+        release,
+    })
+}
+
+/// Returns the cached kernel for `opts.variant`, building it first if needed.
+pub fn ensure(opts: &Opts) -> Result<Kernel, String> {
+    let q = opts.quiet;
+    let t0 = Instant::now();
+    ensure_packages(q)?;
+    ensure_bindgen(q)?;
+    let (key, desc) = cache_key(opts.variant)?;
+    let kroot = cache_root().join("kernel");
+    let dir = kroot.join(format!("{}-{key}", opts.variant.name()));
+    if dir.join(".complete").exists() && !opts.force {
+        log(q, &format!("cached kernel {} (key {key})", dir.display()));
+        update_link(&kroot, opts.variant, &dir);
+        return kernel_from_dir(&dir);
+    }
+    log(
+        q,
+        &format!(
+            "building kernel {} -> {} (full log: {}/build.log)",
+            opts.variant.name(),
+            dir.display(),
+            dir.display()
+        ),
+    );
+    if dir.exists() {
+        fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    fs::write(dir.join("inputs.txt"), &desc).map_err(|e| e.to_string())?;
+    let logf = dir.join("build.log");
+    let build = dir.join("build");
+
+    // 1. Source.
+    let t = Instant::now();
+    log(q, &format!("[1/5] unpacking {SOURCE_TARBALL}"));
+    run_quiet(
+        "unpack",
+        Command::new("tar")
+            .arg("-xf")
+            .arg(SOURCE_TARBALL)
+            .arg("-C")
+            .arg(&dir),
+        Some(&logf),
+    )?;
+    fs::rename(dir.join("linux-source-6.12"), &build).map_err(|e| e.to_string())?;
+    for p in patches()? {
+        log(
+            q,
+            &format!(
+                "      applying {}",
+                p.file_name().unwrap_or_default().to_string_lossy()
+            ),
+        );
+        run_quiet(
+            &format!("patch {}", p.display()),
+            Command::new("patch")
+                .args(["-p1", "--forward", "--no-backup-if-mismatch", "-d"])
+                .arg(&build)
+                .arg("-i")
+                .arg(&p),
+            Some(&logf),
+        )?;
+    }
+    log(
+        q,
+        &format!("      done in {:.0}s", t.elapsed().as_secs_f64()),
+    );
+
+    // 2. Config.
+    log(q, "[2/5] configuring (tinyconfig + fragments)");
+    run_quiet("tinyconfig", make(&build).arg("tinyconfig"), Some(&logf))?;
+    let frags = opts.variant.fragments();
+    run_quiet(
+        "merge_config",
+        Command::new(build.join("scripts/kconfig/merge_config.sh"))
+            .current_dir(&build)
+            .args(["-m", ".config"])
+            .args(&frags),
+        Some(&logf),
+    )?;
+    run_quiet(
+        "olddefconfig",
+        make(&build).arg("olddefconfig"),
+        Some(&logf),
+    )?;
+    verify_config(&build.join(".config"), &frags)?;
+    run_quiet(
+        "rustavailable",
+        make(&build).arg("rustavailable"),
+        Some(&logf),
+    )?;
+
+    // 3. Build.
+    log(
+        q,
+        &format!(
+            "[3/5] make -j{} bzImage modules (~12 min on 2 cores)",
+            opts.jobs
+        ),
+    );
+    let t = Instant::now();
+    build_with_progress(&build, opts.jobs, &logf, q)?;
+    log(q, &format!("      built in {}", mmss(t.elapsed())));
+
+    // 4. Install modules, record the release.
+    log(q, "[4/5] modules_install");
+    let modroot = dir.join("modroot");
+    run_quiet(
+        "modules_install",
+        make(&build)
+            .arg(format!("INSTALL_MOD_PATH={}", modroot.display()))
+            .arg("INSTALL_MOD_STRIP=1")
+            .arg("modules_install"),
+        Some(&logf),
+    )?;
+    let release =
+        capture(make(&build).args(["-s", "kernelrelease"])).ok_or("make kernelrelease failed")?;
+    fs::write(dir.join("release"), format!("{release}\n")).map_err(|e| e.to_string())?;
+    fs::copy(build.join("arch/x86/boot/bzImage"), dir.join("bzImage"))
+        .map_err(|e| format!("bzImage: {e}"))?;
+
+    // 5. Prune.
+    log(
+        q,
+        "[5/5] pruning the build tree to what M= module builds need",
+    );
+    prune(&build)?;
+    fs::write(dir.join(".complete"), &desc).map_err(|e| e.to_string())?;
+    update_link(&kroot, opts.variant, &dir);
+    log(
+        q,
+        &format!(
+            "kernel {release} ready in {} (cached: {})",
+            mmss(t0.elapsed()),
+            dir.display()
+        ),
+    );
+    kernel_from_dir(&dir)
+}
+
+fn update_link(kroot: &Path, variant: Variant, dir: &Path) {
+    let link = kroot.join(variant.name());
+    let _ = fs::remove_file(&link);
+    let _ = std::os::unix::fs::symlink(dir.file_name().unwrap_or_default(), &link);
+}
+
+fn mmss(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}m{:02}s", s / 60, s % 60)
+}
+
+/// Every `CONFIG_X=v` and `# CONFIG_X is not set` of the fragments must hold in `.config`.
+fn verify_config(dotconfig: &Path, frags: &[PathBuf]) -> Result<(), String> {
+    let have = fs::read_to_string(dotconfig).map_err(|e| e.to_string())?;
+    let mut set = std::collections::HashMap::new();
+    for l in have.lines() {
+        if let Some((k, v)) = l.split_once('=') {
+            if k.starts_with("CONFIG_") {
+                set.insert(k.to_string(), v.to_string());
+            }
+        }
+    }
+    let mut bad = Vec::new();
+    for f in frags {
+        let text = fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        for l in text.lines() {
+            let l = l.trim();
+            if let Some(rest) = l.strip_prefix("# CONFIG_") {
+                if let Some(name) = rest.strip_suffix(" is not set") {
+                    let k = format!("CONFIG_{name}");
+                    if let Some(v) = set.get(&k) {
+                        bad.push(format!("{k}: wanted unset, got {v}"));
+                    }
+                }
+            } else if let Some((k, v)) = l.split_once('=') {
+                if k.starts_with("CONFIG_") {
+                    match set.get(k) {
+                        Some(got) if got == v => {}
+                        Some(got) => bad.push(format!("{k}: wanted {v}, got {got}")),
+                        None => bad.push(format!("{k}: wanted {v}, got unset")),
+                    }
+                }
+            }
+        }
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "Kconfig dropped or changed requested options (missing dependencies?):\n  {}",
+            bad.join("\n  ")
+        ))
+    }
+}
+
+/// Runs the kernel build, printing a progress line every 15 s.
+fn build_with_progress(build: &Path, jobs: usize, logf: &Path, quiet: bool) -> Result<(), String> {
+    let f = fs::OpenOptions::new()
+        .append(true)
+        .open(logf)
+        .map_err(|e| e.to_string())?;
+    let f2 = f.try_clone().map_err(|e| e.to_string())?;
+    let mut child = make(build)
+        .arg(format!("-j{jobs}"))
+        .args(["bzImage", "modules"])
+        .stdout(f)
+        .stderr(f2)
+        .spawn()
+        .map_err(|e| format!("make: {e}"))?;
+    let t = Instant::now();
+    let mut last = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+            if st.success() {
+                return Ok(());
+            }
+            return Err(format!(
+                "kernel build failed ({st}); see {}\n--- last lines ---\n{}",
+                logf.display(),
+                tail(logf, 40)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        if !quiet && last.elapsed() >= Duration::from_secs(15) {
+            last = Instant::now();
+            let (objs, rust, latest) = progress(logf);
+            eprintln!(
+                "[kernel]       {}  {objs} C objects, {rust} Rust crates  (last: {latest})",
+                mmss(t.elapsed())
+            );
+        }
+    }
+}
+
+fn progress(logf: &Path) -> (usize, usize, String) {
+    let Ok(f) = fs::File::open(logf) else {
+        return (0, 0, String::new());
+    };
+    let (mut objs, mut rust, mut latest) = (0, 0, String::new());
+    for l in BufReader::new(f).lines().map_while(Result::ok) {
+        let t = l.trim_start();
+        if t.starts_with("CC ") || t.starts_with("AS ") {
+            objs += 1;
+            latest = t.to_string();
+        } else if t.starts_with("RUSTC") {
+            rust += 1;
+            latest = t.to_string();
+        } else if t.starts_with("LD ") || t.starts_with("BUILD ") || t.starts_with("AR ") {
+            latest = t.to_string();
+        }
+    }
+    (objs, rust, latest)
+}
+
+/// Removes what out-of-tree module builds do not need: object files outside
+/// scripts/, tools/ and rust/, dependency records, other architectures, docs,
+/// and the .c/.S sources of drivers/, fs/, net/ and sound/ (all headers,
+/// kernel/ and mm/ stay, e.g. kernel/sched/sched.h).
+fn prune(build: &Path) -> Result<(), String> {
+    let script = r#"
+set -e
+rm -rf Documentation vmlinux.o .tmp_vmlinux* arch/x86/boot/compressed/vmlinux.bin*
+for a in arch/*/; do [ "$a" = arch/x86/ ] || rm -rf "$a"; done
+find . \( -path ./scripts -o -path ./tools -o -path ./rust \) -prune -o \
+  \( -name '*.o' -o -name '.*.cmd' -o -name '*.a' -o -name '*.ko' -o -name '*.mod.c' \) \
+  -type f -print0 | xargs -0 rm -f
+# Driver, filesystem, network and sound sources (their headers stay).
+find drivers fs net sound -type f \( -name '*.c' -o -name '*.S' \) -print0 | xargs -0 rm -f
+"#;
+    run_quiet(
+        "prune",
+        Command::new("sh").arg("-c").arg(script).current_dir(build),
+        None,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verify_config_reports_dropped_options() {
+        let dir = std::env::temp_dir().join(format!("sp-kcfg-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let dot = dir.join(".config");
+        let frag = dir.join("frag.config");
+        fs::write(
+            &dot,
+            "CONFIG_A=y\nCONFIG_B=m\n# CONFIG_C is not set\nCONFIG_S=\"\"\n",
+        )
+        .unwrap();
+        fs::write(&frag, "CONFIG_A=y\nCONFIG_S=\"\"\n# CONFIG_C is not set\n").unwrap();
+        assert!(verify_config(&dot, std::slice::from_ref(&frag)).is_ok());
+        fs::write(&frag, "CONFIG_B=y\nCONFIG_D=y\n# CONFIG_A is not set\n").unwrap();
+        let err = verify_config(&dot, &[frag]).unwrap_err();
+        assert!(err.contains("CONFIG_B: wanted y, got m"), "{err}");
+        assert!(err.contains("CONFIG_D: wanted y, got unset"), "{err}");
+        assert!(err.contains("CONFIG_A: wanted unset, got y"), "{err}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn fragments_and_patches_are_in_the_repo() {
+        assert!(Variant::Kasan.fragments().iter().all(|f| f.exists()));
+        let p = patches().unwrap();
+        assert!(p.len() >= 4);
+        assert!(p.windows(2).all(|w| w[0] < w[1]));
+    }
+}

@@ -1,0 +1,798 @@
+//! `cargo xtask vm-test`: boots the SuperPass test kernel in QEMU (TCG) and
+//! runs the guest tests.
+//!
+//! Reusable pieces for later tasks: [`build_guest_programs`],
+//! [`build_module`], [`build_initramfs`], [`boot`] and [`Report`].
+
+use crate::kernel::{self, Kernel, Variant};
+use crate::util::{root, wants_help};
+use serde_json::{json, Value};
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const HELP: &str =
+    "usage: cargo xtask vm-test [--filter NAME] [--variant default|kasan] [--timeout SECS]
+                           [--test-timeout SECS] [--verbose] [--list]
+
+Boots the SuperPass test kernel in QEMU and runs the guest tests:
+  1. builds or reuses the cached kernel (cargo xtask kernel);
+  2. compiles the guest programs vm/guest/*.c (gcc -static) and the test
+     modules vm/test-modules/<name>/ (make -C <kernel build> M=...);
+  3. packs an initramfs: busybox-static, vm/guest/init.sh as /init, the tests
+     vm/guest/tests/*.sh, the programs, the test modules (/lib/modules/sp/)
+     and the kernel's own modules (/lib/modules/<release>/, for modprobe);
+  4. boots qemu-system-x86_64 -accel tcg -smp 2 -m 1024 with two serial
+     ports: ttyS0 is the kernel console (-> target/vm/<group>/kernel.log), ttyS1 the
+     test output (-> target/vm/<group>/guest.log); one line per test:
+       SPTEST {\"name\":..,\"status\":\"pass|fail|skip\",\"duration_ms\":..,\"metrics\":{..}}
+  5. scans the whole kernel log for kernel errors (Oops, WARNING:, BUG:,
+     lockdep reports, panics): any one fails the run (`kernel-log/<group>`);
+  6. writes target/vm/results.json (array of {name,status,duration_ms,metrics})
+     prints a table, exits non-zero on any failure.
+
+A test that prints no result (guest crash, hang, timeout) counts as failed.
+Tests run in boot groups: a script with a line `#@boot NAME` runs in VM NAME
+(default `main`), one fresh VM per group, e.g. because a test module pins
+the restricted hooks. Logs: target/vm/<group>/{kernel,guest}.log; each group
+adds a `kernel-log/<group>` result.
+
+Adding tests: drop a script into vm/guest/tests/NN-name.sh (see the contract
+at the top of vm/guest/init.sh), a C program into vm/guest/ (available as
+/bin/<name> in the guest), or a module directory with a Kbuild file into
+vm/test-modules/ (its .ko files land in /lib/modules/sp/).
+
+Options:
+  --filter NAME[,NAME] run only the tests whose name contains one of the NAMEs
+                       (^NAME: whose name starts with NAME)
+  --variant V          kernel variant: default or kasan (KASAN + lockdep)
+  --timeout SECS       whole-VM timeout (default 900)
+  --test-timeout SECS  per-test timeout inside the guest (default 300)
+  --verbose            echo the whole console while it runs
+  --list               list the tests and exit
+";
+
+/// Lines that mean the kernel is unhealthy.
+pub const BAD_PATTERNS: &[&str] = &[
+    "Oops",
+    "WARNING:",
+    "BUG:",
+    "possible circular locking",
+    "INFO: possible",
+    "general protection fault",
+    "Kernel panic",
+    "UBSAN:",
+    "Call Trace:",
+];
+
+/// Where vm-test writes: <workspace>/target/vm (not CARGO_TARGET_DIR).
+pub fn out_dir() -> PathBuf {
+    root().join("target/vm")
+}
+
+struct Opts {
+    filter: Option<String>,
+    variant: Variant,
+    timeout: u64,
+    test_timeout: u64,
+    verbose: bool,
+    list: bool,
+}
+
+pub fn main(args: &[String]) -> Result<(), String> {
+    if wants_help(args) {
+        print!("{HELP}");
+        return Ok(());
+    }
+    let mut o = Opts {
+        filter: None,
+        variant: Variant::Default,
+        timeout: 900,
+        test_timeout: 300,
+        verbose: false,
+        list: false,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--filter" => o.filter = Some(val()?),
+            "--variant" => o.variant = Variant::parse(&val()?)?,
+            "--timeout" => o.timeout = val()?.parse().map_err(|_| "--timeout: not a number")?,
+            "--test-timeout" => {
+                o.test_timeout = val()?.parse().map_err(|_| "--test-timeout: not a number")?
+            }
+            "--verbose" | "-v" => o.verbose = true,
+            "--list" => o.list = true,
+            _ => return Err(format!("unknown option `{a}`\n\n{HELP}")),
+        }
+    }
+    let tests = select_tests(o.filter.as_deref())?;
+    if o.list {
+        for t in &tests {
+            println!(
+                "{:<20} boot {:<10} vm/guest/tests/{}",
+                t.name, t.boot, t.file
+            );
+        }
+        return Ok(());
+    }
+    if tests.is_empty() {
+        return Err(format!(
+            "no test matches --filter {}",
+            o.filter.unwrap_or_default()
+        ));
+    }
+    let t0 = Instant::now();
+    let k = kernel::ensure(&kernel::Opts {
+        variant: o.variant,
+        ..Default::default()
+    })?;
+    let out = out_dir();
+    fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    // Scratch space of this run only: several vm-test runs may share the checkout.
+    let work = run_dir(&out)?;
+    let stage = work.join("initramfs");
+    fs::create_dir_all(stage.join("bin")).map_err(|e| e.to_string())?;
+    step("guest programs");
+    build_guest_programs(&root().join("vm/guest"), &stage.join("bin"))?;
+    step("test modules");
+    let moddir = stage.join("lib/modules/sp");
+    fs::create_dir_all(&moddir).map_err(|e| e.to_string())?;
+    for m in module_dirs()? {
+        for ko in build_module(&k, &m, &work.join("modules"))? {
+            copy(&ko, &moddir.join(ko.file_name().unwrap_or_default()))?;
+        }
+    }
+    // Issue 4: the product module, superpass.ko (module/), for the sp-* guest tests
+    // (only built when one of them is selected).
+    if tests.iter().any(|t| t.name.starts_with("sp-")) {
+        step("superpass.ko");
+        let ko = crate::module::build(&k)?;
+        copy(&ko, &moddir.join("superpass.ko"))?;
+    }
+    // One boot per group, in the order the groups first appear.
+    let mut groups: Vec<String> = Vec::new();
+    for t in &tests {
+        if !groups.contains(&t.boot) {
+            groups.push(t.boot.clone());
+        }
+    }
+    let mut report = Report {
+        results: Vec::new(),
+    };
+    for g in &groups {
+        let members: Vec<&TestFile> = tests.iter().filter(|t| &t.boot == g).collect();
+        let files: Vec<String> = members.iter().map(|t| t.file.clone()).collect();
+        let names: Vec<String> = members.iter().map(|t| t.name.clone()).collect();
+        step(&format!("initramfs for boot `{g}`"));
+        let initrd = build_initramfs(
+            &k,
+            &stage,
+            &files,
+            &work.join(format!("initramfs-{g}.cpio.gz")),
+        )?;
+        step(&format!(
+            "boot `{g}`: QEMU (TCG, 2 vCPUs), {} test(s): {}; timeout {}s",
+            names.len(),
+            names.join(" "),
+            o.timeout
+        ));
+        let logs = out.join(g);
+        fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
+        let b = boot(
+            &k,
+            &initrd,
+            &format!("sptest.timeout={}", o.test_timeout),
+            Duration::from_secs(o.timeout),
+            &logs,
+            o.verbose,
+        )?;
+        report.add_boot(&b, &names, &format!("kernel-log/{g}"));
+        // Issue 4: ftrace captures printed by sp-inversion -> target/vm/inversion-*.trace.
+        crate::module::save_traces(&b.console, &out);
+    }
+    report.write(&out.join("results.json"))?;
+    report.print_table();
+    eprintln!(
+        "results: {}  logs: {}/<boot>/{{guest,kernel}}.log  (total {:.0}s)",
+        out.join("results.json").display(),
+        out.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    if report.failed() > 0 {
+        Err(format!("{} test(s) failed", report.failed()))
+    } else {
+        Ok(())
+    }
+}
+
+/// Creates target/vm/run-<pid> for this run's build products, after removing
+/// the directories of earlier runs that are no longer alive.
+fn run_dir(out: &Path) -> Result<PathBuf, String> {
+    if let Ok(rd) = fs::read_dir(out) {
+        for e in rd.filter_map(|e| e.ok()) {
+            let name = e.file_name().to_string_lossy().to_string();
+            if let Some(pid) = name.strip_prefix("run-") {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    }
+    let dir = out.join(format!("run-{}", std::process::id()));
+    if dir.exists() {
+        fs::remove_dir_all(&dir).map_err(|e| e.to_string())?;
+    }
+    fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+fn step(s: &str) {
+    eprintln!("[vm] {s}");
+}
+
+fn copy(from: &Path, to: &Path) -> Result<(), String> {
+    fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("copy {} -> {}: {e}", from.display(), to.display()))
+}
+
+/// A guest test script.
+pub struct TestFile {
+    /// File name in vm/guest/tests (`NN-name.sh`).
+    pub file: String,
+    /// Test name: the file name without the `NN-` prefix and `.sh`.
+    pub name: String,
+    /// Boot group (`#@boot NAME` line in the script; default `main`). Each
+    /// group gets its own fresh VM, e.g. for tests that pin restricted hooks.
+    pub boot: String,
+}
+
+/// The tests of vm/guest/tests/*.sh, sorted by file name, whose name contains `filter`.
+pub fn select_tests(filter: Option<&str>) -> Result<Vec<TestFile>, String> {
+    let dir = root().join("vm/guest/tests");
+    let mut v: Vec<TestFile> = Vec::new();
+    for e in fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let e = e.map_err(|e| e.to_string())?;
+        let file = e.file_name().to_string_lossy().to_string();
+        let Some(stem) = file.strip_suffix(".sh") else {
+            continue;
+        };
+        let name = match stem.split_once('-') {
+            Some((p, rest)) if p.chars().all(|c| c.is_ascii_digit()) => rest,
+            _ => stem,
+        }
+        .to_string();
+        let matches = |f: &str| match f.strip_prefix('^') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name.contains(f),
+        };
+        if filter.is_some_and(|f| !f.split(',').any(matches)) {
+            continue;
+        }
+        let text = fs::read_to_string(e.path()).map_err(|e| e.to_string())?;
+        let boot = text
+            .lines()
+            .find_map(|l| l.strip_prefix("#@boot "))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or("main")
+            .to_string();
+        v.push(TestFile { file, name, boot });
+    }
+    v.sort_by(|a, b| a.file.cmp(&b.file));
+    Ok(v)
+}
+
+/// Compiles every vm/guest/*.c into a static binary in `bin`.
+pub fn build_guest_programs(src: &Path, bin: &Path) -> Result<(), String> {
+    let mut srcs: Vec<PathBuf> = fs::read_dir(src)
+        .map_err(|e| format!("{}: {e}", src.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    srcs.sort();
+    for s in srcs {
+        let name = s.file_stem().unwrap_or_default();
+        let status = Command::new("gcc")
+            .args(["-static", "-O2", "-Wall", "-Werror", "-pthread", "-o"])
+            .arg(bin.join(name))
+            .arg(&s)
+            .status()
+            .map_err(|e| format!("gcc: {e}"))?;
+        if !status.success() {
+            return Err(format!("gcc failed on {}", s.display()));
+        }
+    }
+    Ok(())
+}
+
+/// The directories of vm/test-modules/ that hold a Kbuild or Makefile.
+pub fn module_dirs() -> Result<Vec<PathBuf>, String> {
+    let dir = root().join("vm/test-modules");
+    let mut v: Vec<PathBuf> = fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("Kbuild").exists() || p.join("Makefile").exists())
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Builds the out-of-tree module in `src` against `k` (in a copy under
+/// `work`, so the source tree stays clean) and returns its .ko files.
+pub fn build_module(k: &Kernel, src: &Path, work: &Path) -> Result<Vec<PathBuf>, String> {
+    let name = src.file_name().unwrap_or_default();
+    let dst = work.join(name);
+    if dst.exists() {
+        fs::remove_dir_all(&dst).map_err(|e| e.to_string())?;
+    }
+    fs::create_dir_all(&dst).map_err(|e| e.to_string())?;
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", src.display()))
+        .arg(&dst)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !st.success() {
+        return Err(format!("copying {} failed", src.display()));
+    }
+    let logf = dst.join("build.log");
+    let f = fs::File::create(&logf).map_err(|e| e.to_string())?;
+    let f2 = f.try_clone().map_err(|e| e.to_string())?;
+    let st = kernel::make(&k.build)
+        .arg(format!("M={}", dst.display()))
+        .arg("modules")
+        .stdout(f)
+        .stderr(f2)
+        .status()
+        .map_err(|e| format!("make: {e}"))?;
+    let log = fs::read_to_string(&logf).unwrap_or_default();
+    if !st.success() {
+        return Err(format!("building module {}:\n{log}", src.display()));
+    }
+    if log.contains("warning:") {
+        eprint!("{log}");
+        return Err(format!("module {} built with warnings", src.display()));
+    }
+    let mut kos: Vec<PathBuf> = fs::read_dir(&dst)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ko"))
+        .collect();
+    kos.sort();
+    eprintln!(
+        "[vm]   {}: {}",
+        name.to_string_lossy(),
+        kos.iter()
+            .map(|p| p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    Ok(kos)
+}
+
+/// Packs `stage` (already holding bin/ and lib/modules/sp/) plus busybox,
+/// /init, the tests in `tests` (file names in vm/guest/tests) and the
+/// kernel's modules into a gzip'd newc cpio at `out`.
+pub fn build_initramfs(
+    k: &Kernel,
+    stage: &Path,
+    tests: &[String],
+    out: &Path,
+) -> Result<PathBuf, String> {
+    for d in [
+        "dev", "proc", "sys", "tmp", "etc", "tests", "sbin", "usr/bin", "root",
+    ] {
+        fs::create_dir_all(stage.join(d)).map_err(|e| e.to_string())?;
+    }
+    copy(Path::new("/bin/busybox"), &stage.join("bin/busybox"))?;
+    let vm = root().join("vm/guest");
+    copy(&vm.join("init.sh"), &stage.join("init"))?;
+    for t in tests {
+        copy(&vm.join("tests").join(t), &stage.join("tests").join(t))?;
+    }
+    fs::write(stage.join("etc/sptest.list"), tests.join("\n") + "\n").map_err(|e| e.to_string())?;
+    let kmods = k.modroot.join("lib/modules");
+    if kmods.exists() {
+        let st = Command::new("cp")
+            .arg("-a")
+            .arg(&kmods)
+            .arg(stage.join("lib/"))
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !st.success() {
+            return Err("copying kernel modules failed".into());
+        }
+    }
+    let st = Command::new("chmod")
+        .args(["-R", "a+rX,u+w"])
+        .arg(stage)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !st.success() {
+        return Err("chmod failed".into());
+    }
+    let _ = Command::new("chmod")
+        .arg("755")
+        .arg(stage.join("init"))
+        .status();
+    let script = format!(
+        "set -e; cd '{}'; find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1 > '{}'",
+        stage.display(),
+        out.display()
+    );
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !st.success() {
+        return Err("packing the initramfs failed".into());
+    }
+    Ok(out.to_path_buf())
+}
+
+/// What a boot produced.
+pub struct BootResult {
+    /// Lines the guest wrote to ttyS1 (test output, SPTEST lines).
+    pub console: Vec<String>,
+    /// The kernel console (ttyS0).
+    pub kernel: Vec<String>,
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+/// Boots `k` with `initrd` under QEMU TCG (2 vCPUs, 1 GiB) and kills QEMU
+/// after `timeout`. The kernel console (ttyS0) goes to `out`/kernel.log, the
+/// guest's test output (ttyS1) is streamed into `out`/guest.log.
+pub fn boot(
+    k: &Kernel,
+    initrd: &Path,
+    extra_cmdline: &str,
+    timeout: Duration,
+    out: &Path,
+    verbose: bool,
+) -> Result<BootResult, String> {
+    let append =
+        format!("console=ttyS0 panic=-1 oops=panic loglevel=7 printk.time=1 {extra_cmdline}");
+    let klog = out.join("kernel.log");
+    let log = &out.join("guest.log");
+    let _ = fs::remove_file(&klog);
+    let mut child = Command::new("qemu-system-x86_64")
+        .args(["-accel", "tcg", "-smp", "2", "-m", "1024", "-kernel"])
+        .arg(&k.bzimage)
+        .arg("-initrd")
+        .arg(initrd)
+        .arg("-append")
+        .arg(&append)
+        .args(["-nographic", "-no-reboot", "-nodefaults", "-serial"])
+        .arg(format!("file:{}", klog.display()))
+        .args(["-serial", "stdio"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("qemu-system-x86_64: {e}"))?;
+    let t0 = Instant::now();
+    let (tx, rx) = mpsc::channel::<String>();
+    let out = child.stdout.take().expect("piped");
+    let err = child.stderr.take().expect("piped");
+    let tx2 = tx.clone();
+    let reader = std::thread::spawn(move || {
+        for l in BufReader::new(out).split(b'\n').map_while(Result::ok) {
+            let s = String::from_utf8_lossy(&l)
+                .trim_end_matches('\r')
+                .to_string();
+            if tx.send(s).is_err() {
+                break;
+            }
+        }
+    });
+    let ereader = std::thread::spawn(move || {
+        for l in BufReader::new(err).lines().map_while(Result::ok) {
+            if tx2.send(format!("[qemu] {l}")).is_err() {
+                break;
+            }
+        }
+    });
+    let mut logf = fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut console = Vec::new();
+    let mut timed_out = false;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(line) => {
+                let _ = writeln!(logf, "{line}");
+                if verbose || show_line(&line) {
+                    eprintln!("[vm {:>5.1}s] {line}", t0.elapsed().as_secs_f64());
+                }
+                console.push(line);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if t0.elapsed() > timeout {
+            timed_out = true;
+            let _ = child.kill();
+            let _ = writeln!(
+                logf,
+                "[xtask] timeout after {}s: QEMU killed",
+                timeout.as_secs()
+            );
+            eprintln!("[vm] timeout after {}s: QEMU killed", timeout.as_secs());
+            break;
+        }
+    }
+    let _ = child.wait();
+    let _ = reader.join();
+    let _ = ereader.join();
+    while let Ok(line) = rx.try_recv() {
+        let _ = writeln!(logf, "{line}");
+        console.push(line);
+    }
+    let kbytes = fs::read(&klog).unwrap_or_default();
+    let kernel: Vec<String> = String::from_utf8_lossy(&kbytes)
+        .lines()
+        .map(|l| l.trim_end_matches('\r').to_string())
+        .collect();
+    Ok(BootResult {
+        console,
+        kernel,
+        timed_out,
+        elapsed: t0.elapsed(),
+    })
+}
+
+fn show_line(l: &str) -> bool {
+    ["SPGUEST", "SPRUN", "SPTEST", "[qemu]"]
+        .iter()
+        .any(|p| l.starts_with(p))
+}
+
+/// The per-test results of one run.
+pub struct Report {
+    pub results: Vec<Value>,
+}
+
+impl Report {
+    /// Adds the results of one boot: its SPTEST lines, a failed entry for
+    /// every expected test without a result, and an entry `log_name` for the
+    /// kernel-log scan.
+    pub fn add_boot(&mut self, b: &BootResult, expected: &[String], log_name: &str) {
+        let results = &mut self.results;
+        for l in &b.console {
+            let Some(i) = l.find("SPTEST {") else {
+                continue;
+            };
+            let text = &l[i + "SPTEST ".len()..];
+            match serde_json::from_str::<Value>(text) {
+                Ok(v) if v.get("name").is_some_and(Value::is_string) => results.push(v),
+                _ => results.push(json!({
+                    "name": "unparsable-result",
+                    "status": "fail",
+                    "duration_ms": 0,
+                    "metrics": {"line": l},
+                })),
+            }
+        }
+        for name in expected {
+            if !results.iter().any(|r| r["name"] == name.as_str()) {
+                let why = if b.timed_out {
+                    "no result: VM timed out"
+                } else {
+                    "no result: guest crashed or stopped early"
+                };
+                results.push(json!({"name": name, "status": "fail", "duration_ms": 0,
+                                    "metrics": {"error": why}}));
+            }
+        }
+        let bad: Vec<&String> = b
+            .kernel
+            .iter()
+            .filter(|l| BAD_PATTERNS.iter().any(|p| l.contains(p)))
+            .collect();
+        let done = b.console.iter().any(|l| l.starts_with("SPGUEST done"));
+        let booted = b.console.iter().find(|l| l.starts_with("SPGUEST boot"));
+        let mut metrics = json!({
+            "bad_lines": bad.len(),
+            "vm_seconds": (b.elapsed.as_secs_f64() * 10.0).round() / 10.0,
+            "guest_finished": done,
+        });
+        if let Some(first) = bad.first() {
+            metrics["first_bad_line"] = json!(first);
+        }
+        if let Some(bl) = booted {
+            metrics["boot"] = json!(bl.trim_start_matches("SPGUEST boot "));
+        }
+        metrics["kernel_log_lines"] = json!(b.kernel.len());
+        let ok = bad.is_empty() && done && !b.timed_out && !b.kernel.is_empty();
+        results.push(json!({
+            "name": log_name,
+            "status": if ok { "pass" } else { "fail" },
+            "duration_ms": b.elapsed.as_millis() as u64,
+            "metrics": metrics,
+        }));
+    }
+
+    pub fn failed(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|r| r["status"] != "pass" && r["status"] != "skip")
+            .count()
+    }
+
+    /// Writes the results as a JSON array, one object per test with its
+    /// keys in the order name, status, duration_ms, metrics.
+    pub fn write(&self, path: &Path) -> Result<(), String> {
+        let mut s = String::from("[\n");
+        for (i, r) in self.results.iter().enumerate() {
+            let metrics = serde_json::to_string_pretty(&r["metrics"]).map_err(|e| e.to_string())?;
+            s.push_str(&format!(
+                "  {{\"name\": {}, \"status\": {}, \"duration_ms\": {}, \"metrics\": {}}}{}\n",
+                r["name"],
+                r["status"],
+                r["duration_ms"],
+                metrics.replace('\n', "\n    "),
+                if i + 1 < self.results.len() { "," } else { "" }
+            ));
+        }
+        s.push_str("]\n");
+        debug_assert!(serde_json::from_str::<Value>(&s).is_ok());
+        fs::write(path, s).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    pub fn print_table(&self) {
+        println!();
+        println!("{:<22} {:<6} {:>10}  details", "test", "status", "ms");
+        println!("{}", "-".repeat(78));
+        for r in &self.results {
+            let name = r["name"].as_str().unwrap_or("?");
+            let status = r["status"].as_str().unwrap_or("?");
+            let ms = r["duration_ms"].as_u64().unwrap_or(0);
+            let details = summarize(&r["metrics"]);
+            println!("{name:<22} {status:<6} {ms:>10}  {details}");
+        }
+        println!("{}", "-".repeat(78));
+        let pass = self
+            .results
+            .iter()
+            .filter(|r| r["status"] == "pass")
+            .count();
+        let skip = self
+            .results
+            .iter()
+            .filter(|r| r["status"] == "skip")
+            .count();
+        println!(
+            "{} passed, {} failed, {} skipped",
+            pass,
+            self.failed(),
+            skip
+        );
+    }
+}
+
+fn summarize(m: &Value) -> String {
+    let Some(obj) = m.as_object() else {
+        return String::new();
+    };
+    let mut s = String::new();
+    for (k, v) in obj {
+        let v = match v {
+            Value::String(x) => x.clone(),
+            other => other.to_string(),
+        };
+        let item = format!("{k}={v}");
+        if s.len() + item.len() > 200 {
+            s.push_str(" ...");
+            break;
+        }
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        s.push_str(&item);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn boot_result(console: &[&str], kernel: &[&str]) -> BootResult {
+        BootResult {
+            console: console.iter().map(|s| s.to_string()).collect(),
+            kernel: kernel.iter().map(|s| s.to_string()).collect(),
+            timed_out: false,
+            elapsed: Duration::from_secs(3),
+        }
+    }
+
+    #[test]
+    fn parses_results_and_flags_missing_tests() {
+        let b = boot_result(
+            &[
+                "SPGUEST boot cpus=2",
+                r#"SPTEST {"name":"a","status":"pass","duration_ms":5,"metrics":{"x":1}}"#,
+                "SPGUEST done",
+            ],
+            &["[    0.000000] Linux version 6.12"],
+        );
+        let mut r = Report { results: vec![] };
+        r.add_boot(&b, &["a".into(), "b".into()], "kernel-log/main");
+        assert_eq!(r.results.len(), 3);
+        assert_eq!(r.results[0]["metrics"]["x"], 1);
+        assert_eq!(r.results[1]["name"], "b");
+        assert_eq!(r.results[1]["status"], "fail");
+        assert_eq!(r.results[2]["name"], "kernel-log/main");
+        assert_eq!(r.results[2]["status"], "pass");
+        assert_eq!(r.failed(), 1);
+    }
+
+    #[test]
+    fn results_json_is_an_array_of_tests() {
+        let b = boot_result(
+            &[
+                r#"SPTEST {"name":"a","status":"skip","duration_ms":5,"metrics":{"k":"v \"q\""}}"#,
+                "SPGUEST done",
+            ],
+            &["ok"],
+        );
+        let mut r = Report { results: vec![] };
+        r.add_boot(&b, &["a".into()], "kernel-log/main");
+        let path = std::env::temp_dir().join(format!("sp-results-{}.json", std::process::id()));
+        r.write(&path).unwrap();
+        let v: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        let _ = fs::remove_file(&path);
+        let arr = v.as_array().unwrap();
+        assert_eq!(arr.len(), 2);
+        assert_eq!(arr[0]["status"], "skip");
+        assert_eq!(arr[0]["metrics"]["k"], "v \"q\"");
+        for t in arr {
+            for k in ["name", "status", "duration_ms", "metrics"] {
+                assert!(t.get(k).is_some(), "{k}");
+            }
+        }
+    }
+
+    #[test]
+    fn kernel_warnings_fail_the_run() {
+        for bad in [
+            "[    1.0] WARNING: CPU: 0 PID: 1 at kernel/foo.c:1 bar",
+            "[    1.0] BUG: sleeping function called from invalid context",
+            "[    1.0] Oops: general protection fault",
+            "[    1.0] WARNING: possible circular locking dependency detected",
+        ] {
+            let b = boot_result(&["SPGUEST done"], &[bad]);
+            let mut r = Report { results: vec![] };
+            r.add_boot(&b, &[], "kernel-log/main");
+            assert_eq!(r.results[0]["status"], "fail", "{bad}");
+        }
+    }
+
+    #[test]
+    fn unfinished_guest_fails() {
+        let b = boot_result(&["SPGUEST boot"], &["[ 0.1] ok"]);
+        let mut r = Report { results: vec![] };
+        r.add_boot(&b, &[], "kernel-log/main");
+        assert_eq!(r.results[0]["status"], "fail");
+    }
+
+    #[test]
+    fn tests_have_names_and_boot_groups() {
+        let all = select_tests(None).unwrap();
+        assert!(all.iter().any(|t| t.name == "boot" && t.boot == "main"));
+        assert!(all
+            .iter()
+            .any(|t| t.name == "hooks-fire" && t.boot == "hooktest"));
+        let some = select_tests(Some("binder")).unwrap();
+        assert_eq!(some.len(), 1);
+    }
+}
