@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `/dev/superpass` ioctls: decoded and applied by superpass-core's `abi`.
+//!
+//! Only what the platform alone can decide is done here: whether the command exists, whether the
+//! caller may change state (`CAP_SYS_NICE`), copying the message in and out of user memory, and
+//! whether the TIDs it names exist. The buffer is allocated before the engine lock is taken.
+
+use kernel::prelude::*;
+use kernel::uaccess::UserSlice;
+
+use crate::ffi;
+use crate::state;
+use crate::superpass_core::abi::{self, AbiError, Request};
+
+/// Runs ioctl `cmd` with user argument `arg`.
+pub(crate) fn ioctl(cmd: u32, arg: usize) -> Result<(), AbiError> {
+    if !abi::COMMANDS.iter().any(|&(_, c)| c == cmd) {
+        return Err(AbiError::UnknownCommand);
+    }
+    // SAFETY: plain call; checks the current task's credentials.
+    if abi::is_mutating(cmd) && !unsafe { ffi::sp_capable_sys_nice() } {
+        return Err(AbiError::NotPermitted);
+    }
+    let size = abi::ioc_size(cmd);
+    let dir = abi::ioc_dir(cmd);
+    // Allocated here, outside the engine lock.
+    let mut buf = KVec::from_elem(0u8, size, GFP_KERNEL).map_err(|_| AbiError::NoSpace)?;
+    if dir & abi::IOC_WRITE != 0 {
+        UserSlice::new(arg, size)
+            .reader()
+            .read_slice(&mut buf)
+            .map_err(|_| AbiError::Fault)?;
+    }
+    let req = Request::decode(cmd, &buf)?;
+    for tid in req.tids() {
+        // SAFETY: plain call; any TID value is accepted.
+        if !unsafe { ffi::sp_tid_exists(tid) } {
+            return Err(AbiError::NoSuchTask);
+        }
+    }
+    // SAFETY: plain call.
+    let now = unsafe { ffi::sp_now() };
+    let n = {
+        let mut g = state::lock().ok_or(AbiError::NotFound)?;
+        let was = g.engine.enabled();
+        let n = g.engine.apply(now, &req, &mut buf)?;
+        let is = g.engine.enabled();
+        drop(g);
+        if was != is {
+            pr_info!("fast track {}\n", if is { "enabled" } else { "disabled" });
+        }
+        n
+    };
+    if dir & abi::IOC_READ != 0 && n > 0 {
+        UserSlice::new(arg, size)
+            .writer()
+            .write_slice(&buf[..n])
+            .map_err(|_| AbiError::Fault)?;
+    }
+    Ok(())
+}

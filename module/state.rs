@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The engine, its lock, and the table of boosted tasks the scheduler hooks need.
+//!
+//! One [`Engine`] serves the whole machine. It is tens of KiB, far too big for a 16 KiB kernel
+//! stack, so it is built at compile time (`Engine::new` is `const`) in static memory, [`STATE`],
+//! and no code path ever holds a copy of it on the stack. Every access goes through [`lock`],
+//! which takes the C companion's raw spinlock with IRQs saved. That lock is always the
+//! innermost lock: hooks call in with runqueue locks, lock wait_locks or `pi_lock` held, and
+//! nothing is taken while it is held. Nothing allocates under it.
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::ffi;
+use crate::superpass_core::engine::{Observer, RevokeReason};
+use crate::superpass_core::tunables::MAX_GRANTS;
+use crate::superpass_core::{Cpu, Engine, LockId, LockKind, Nanos, Tid, MAX_CPUS};
+use crate::trace;
+use crate::TaskRef;
+
+/// Everything the engine lock protects.
+pub(crate) struct State {
+    /// The policy, covering CPUs `0..MAX_CPUS` (the kernel only ever names online CPUs).
+    pub(crate) engine: Engine<TraceObserver>,
+}
+
+/// The state in static memory.
+///
+/// # Invariants
+///
+/// The inner value is only accessed through a [`Guard`], i.e. with the engine lock held.
+struct StateCell(UnsafeCell<State>);
+
+// SAFETY: every access to the inner `State` holds the engine lock (type invariant), which
+// serializes all CPUs and contexts.
+unsafe impl Sync for StateCell {}
+
+static STATE: StateCell = StateCell(UnsafeCell::new(State {
+    engine: Engine::new(MAX_CPUS as u32, TraceObserver::new()),
+}));
+
+/// True between module init and exit: hooks and ioctls find no engine outside that window.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// Makes the engine reachable to hooks and ioctls.
+pub(crate) fn install() {
+    INSTALLED.store(true, Ordering::Release);
+}
+
+/// Makes the engine unreachable; call once no hook or ioctl can run any more.
+pub(crate) fn uninstall() {
+    INSTALLED.store(false, Ordering::Release);
+}
+
+/// The engine lock, held: derefs to the [`State`].
+///
+/// # Invariants
+///
+/// The engine lock is held (with IRQ flags `flags`) until the guard is dropped.
+pub(crate) struct Guard {
+    flags: core::ffi::c_ulong,
+}
+
+/// Takes the engine lock, or returns `None` if the engine is not installed.
+#[inline]
+pub(crate) fn lock() -> Option<Guard> {
+    if !INSTALLED.load(Ordering::Acquire) {
+        return None;
+    }
+    // SAFETY: plain call; the lock is a static raw spinlock in the C companion.
+    let flags = unsafe { ffi::sp_engine_lock() };
+    // INVARIANT: the lock is held.
+    Some(Guard { flags })
+}
+
+impl core::ops::Deref for Guard {
+    type Target = State;
+
+    fn deref(&self) -> &State {
+        // SAFETY: the engine lock is held (type invariant), so nobody writes the state.
+        unsafe { &*STATE.0.get() }
+    }
+}
+
+impl core::ops::DerefMut for Guard {
+    fn deref_mut(&mut self) -> &mut State {
+        // SAFETY: the engine lock is held (type invariant) and `&mut self` makes this the only
+        // reference derived from this guard; no other guard can exist meanwhile.
+        unsafe { &mut *STATE.0.get() }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let e = &self.engine;
+        let boosted = e.observer().tasks.len;
+        let critical = e.critical().len() as u32;
+        let waits = e.detector().waits().count() as u32;
+        let enabled = e.enabled();
+        // SAFETY: the lock is held (type invariant); the mirrors are published under it so
+        // that they never go backwards, then the lock is released exactly once.
+        unsafe {
+            ffi::sp_publish(boosted, critical, waits, enabled);
+            ffi::sp_engine_unlock(self.flags);
+        }
+    }
+}
+
+/// One boosted task: its TID, its `task_struct` if known, and whether the engine knows which
+/// runqueue it is on.
+#[derive(Clone, Copy)]
+struct Slot {
+    tid: Tid,
+    task: Option<TaskRef>,
+    located: bool,
+}
+
+/// The boosted tasks, by TID, with their `task_struct` pointers for the pick hook.
+///
+/// # Invariants
+///
+/// Exactly the engine's boosted tasks have a slot (the observer's `boosted`/`unboosted` keep it
+/// so); `len` counts the slots in use; a stored [`TaskRef`] is live (the free_task hook removes
+/// it first).
+pub(crate) struct TaskTable {
+    slots: [Option<Slot>; MAX_GRANTS],
+    len: u32,
+    unlocated: u32,
+}
+
+impl TaskTable {
+    const fn new() -> Self {
+        Self {
+            slots: [None; MAX_GRANTS],
+            len: 0,
+            unlocated: 0,
+        }
+    }
+
+    fn recount(&mut self) {
+        self.len = self.slots.iter().flatten().count() as u32;
+        self.unlocated = self
+            .slots
+            .iter()
+            .flatten()
+            .filter(|s| !s.located && s.task.is_some())
+            .count() as u32;
+    }
+
+    fn slot_mut(&mut self, tid: Tid) -> Option<&mut Slot> {
+        self.slots.iter_mut().flatten().find(|s| s.tid == tid)
+    }
+
+    /// The `task_struct` of boosted task `tid`, if known.
+    pub(crate) fn get(&self, tid: Tid) -> Option<TaskRef> {
+        self.slots.iter().flatten().find(|s| s.tid == tid)?.task
+    }
+
+    /// Records `task` for boosted task `tid`; `located` says the engine knows its runqueue.
+    pub(crate) fn set(&mut self, tid: Tid, task: TaskRef, located: bool) {
+        if let Some(s) = self.slot_mut(tid) {
+            s.task = Some(task);
+            s.located = located;
+            self.recount();
+        }
+    }
+
+    /// Marks `tid` as not on a runqueue the engine knows of.
+    pub(crate) fn unlocate(&mut self, tid: Tid) {
+        if let Some(s) = self.slot_mut(tid) {
+            if s.located {
+                s.located = false;
+                self.recount();
+            }
+        }
+    }
+
+    /// Drops every pointer to `task` (it is being freed).
+    pub(crate) fn forget(&mut self, task: TaskRef) {
+        for s in self.slots.iter_mut().flatten() {
+            if s.task == Some(task) {
+                s.task = None;
+            }
+        }
+        self.recount();
+    }
+
+    /// Boosted tasks whose runqueue the engine does not know yet.
+    pub(crate) fn unlocated(&self) -> impl Iterator<Item = (Tid, TaskRef)> + '_ {
+        let any = self.unlocated != 0;
+        self.slots
+            .iter()
+            .flatten()
+            .filter(move |s| any && !s.located)
+            .filter_map(|s| Some((s.tid, s.task?)))
+    }
+
+    fn insert(&mut self, tid: Tid) {
+        if self.slot_mut(tid).is_some() {
+            return;
+        }
+        if let Some(free) = self.slots.iter_mut().find(|s| s.is_none()) {
+            *free = Some(Slot {
+                tid,
+                task: None,
+                located: false,
+            });
+        }
+        self.recount();
+    }
+
+    fn remove(&mut self, tid: Tid) {
+        for s in self.slots.iter_mut() {
+            if s.is_some_and(|s| s.tid == tid) {
+                *s = None;
+            }
+        }
+        self.recount();
+    }
+}
+
+/// The engine's observer: emits the `superpass:*` tracepoints and keeps the [`TaskTable`] in
+/// step with the boosted set.
+pub(crate) struct TraceObserver {
+    /// The boosted tasks.
+    pub(crate) tasks: TaskTable,
+}
+
+impl TraceObserver {
+    const fn new() -> Self {
+        Self {
+            tasks: TaskTable::new(),
+        }
+    }
+}
+
+impl Observer for TraceObserver {
+    fn block(&mut self, _now: Nanos, waiter: Tid, blocker: Tid, lock: LockId, kind: LockKind) {
+        trace::block(waiter, blocker, lock, kind);
+    }
+
+    fn grant(&mut self, _now: Nanos, blocker: Tid, via: Tid, root: Tid, lock: LockId, depth: u32) {
+        trace::grant(blocker, via, root, lock, depth);
+    }
+
+    fn revoke(&mut self, _now: Nanos, blocker: Tid, reason: RevokeReason) {
+        trace::revoke(blocker, reason);
+    }
+
+    fn boosted(&mut self, _now: Nanos, tid: Tid) {
+        self.tasks.insert(tid);
+    }
+
+    fn unboosted(&mut self, _now: Nanos, tid: Tid, _reason: RevokeReason) {
+        self.tasks.remove(tid);
+    }
+
+    fn pick(&mut self, _now: Nanos, cpu: Cpu, tid: Tid) {
+        trace::pick(cpu, tid);
+    }
+}

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! SuperPass: finds the threads that block critical threads on kernel locks and fast-tracks them.
+//!
+//! This is the crate root of `superpass.ko`. It holds the `module!` declaration, the C/Rust
+//! interface and every `extern "C"` entry point. Each entry point turns its raw arguments into
+//! safe types at once ([`TaskRef`], [`RqRef`]) and calls safe code: [`hooks`] for the vendor-hook
+//! callbacks and [`ioctl`] for `/dev/superpass`. The policy itself is `superpass-core`, included
+//! by path as [`superpass_core`]; this crate only translates hooks into [`Engine`] calls and
+//! applies the answers.
+//!
+//! The C companion (`superpass_hooks.c`) registers the misc device and the vendor hooks, reads
+//! lock owners and scheduler internals, kicks CPUs, owns the engine's raw spinlock and defines
+//! the `superpass:*` tracepoints. `superpass_testdev.c` is the test-only lock device.
+//!
+//! [`Engine`]: superpass_core::Engine
+
+use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
+use core::ptr::NonNull;
+use kernel::prelude::*;
+
+// The policy, shared with the simulator and the service (no_std, no unsafe, no deps).
+#[expect(unused_attributes)]
+#[path = "../core/src/lib.rs"]
+pub mod superpass_core;
+
+mod hooks;
+mod ioctl;
+mod state;
+mod trace;
+
+use superpass_core::abi;
+
+module! {
+    type: SuperPassModule,
+    name: "superpass",
+    author: "SuperPass",
+    description: "Fast track for the threads that block critical threads on kernel locks",
+    license: "GPL",
+}
+
+/// The C companion's side of the interface (`superpass.h`).
+mod ffi {
+    use super::*;
+
+    extern "C" {
+        pub(crate) fn sp_engine_lock() -> c_ulong;
+        pub(crate) fn sp_engine_unlock(flags: c_ulong);
+        pub(crate) fn sp_publish(nr_boosted: u32, nr_critical: u32, nr_waits: u32, enabled: bool);
+        pub(crate) fn sp_now() -> u64;
+        pub(crate) fn sp_capable_sys_nice() -> bool;
+        pub(crate) fn sp_tid_exists(tid: i32) -> bool;
+        pub(crate) fn sp_task_lookup(tid: i32) -> *mut c_void;
+        pub(crate) fn sp_task_queued_cpu(task: *mut c_void) -> i32;
+        pub(crate) fn sp_task_queued_on(rq: *mut c_void, task: *mut c_void) -> bool;
+        pub(crate) fn sp_task_pickable(rq: *mut c_void, task: *mut c_void) -> bool;
+        pub(crate) fn sp_kick_cpu(cpu: u32);
+        pub(crate) fn sp_trace_block(waiter: i32, blocker: i32, lock: u64, kind: u32);
+        pub(crate) fn sp_trace_grant(blocker: i32, waiter: i32, root: i32, lock: u64, depth: u32);
+        pub(crate) fn sp_trace_revoke(blocker: i32, reason: u32);
+        pub(crate) fn sp_trace_pick(cpu: u32, tid: i32);
+        pub(crate) fn sp_c_init(active_mask: *mut u64, busy_mask: *mut u64) -> c_int;
+        pub(crate) fn sp_c_exit();
+    }
+}
+
+/// A task the kernel handed to a hook: a `struct task_struct *`, never dereferenced in Rust.
+///
+/// # Invariants
+///
+/// Points to a live `task_struct` while the engine lock is held and the task is in the
+/// module's task table, or while the hook that produced it runs: the `free_task` hook drops
+/// every stored pointer, under the engine lock, before the memory is freed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TaskRef(NonNull<c_void>);
+
+impl TaskRef {
+    /// Wraps a pointer from a hook, or `None` for NULL.
+    fn from_raw(p: *mut c_void) -> Option<Self> {
+        // INVARIANT: the caller got `p` from a hook argument or from `sp_task_lookup`.
+        NonNull::new(p).map(Self)
+    }
+
+    /// The task with TID `tid`; call with the engine lock held.
+    pub(crate) fn lookup(tid: i32) -> Option<Self> {
+        // SAFETY: `sp_task_lookup` accepts any TID and returns a live task or NULL; the
+        // caller holds the engine lock, so the task stays valid until the free_task hook.
+        Self::from_raw(unsafe { ffi::sp_task_lookup(tid) })
+    }
+
+    /// The raw pointer, for the C helpers.
+    pub(crate) fn as_ptr(self) -> *mut c_void {
+        self.0.as_ptr()
+    }
+
+    /// The CPU whose runqueue holds the task, if it is queued (a racy hint for kicks).
+    pub(crate) fn queued_cpu(self) -> Option<u32> {
+        // SAFETY: by the type invariant the task is live.
+        let cpu = unsafe { ffi::sp_task_queued_cpu(self.as_ptr()) };
+        u32::try_from(cpu).ok()
+    }
+
+    /// True if the task is queued on `rq` (whose lock the caller holds).
+    pub(crate) fn queued_on(self, rq: RqRef) -> bool {
+        // SAFETY: the task is live (type invariant) and `rq` is locked (RqRef invariant).
+        unsafe { ffi::sp_task_queued_on(rq.as_ptr(), self.as_ptr()) }
+    }
+
+    /// True if the task may replace CFS's pick on `rq` (whose lock the caller holds).
+    pub(crate) fn pickable(self, rq: RqRef) -> bool {
+        // SAFETY: the task is live (type invariant) and `rq` is locked (RqRef invariant).
+        unsafe { ffi::sp_task_pickable(rq.as_ptr(), self.as_ptr()) }
+    }
+}
+
+/// A runqueue (`struct rq *`) whose lock the current hook holds.
+///
+/// # Invariants
+///
+/// Valid and locked for the duration of the hook call that created it.
+#[derive(Clone, Copy)]
+pub(crate) struct RqRef(NonNull<c_void>);
+
+impl RqRef {
+    fn as_ptr(self) -> *mut c_void {
+        self.0.as_ptr()
+    }
+}
+
+/// The module's lifetime: the engine exists from `init` until `drop`.
+struct SuperPassModule;
+
+impl kernel::Module for SuperPassModule {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        state::install();
+        let (mut active, mut busy) = (0u64, 0u64);
+        // SAFETY: both pointers are valid for writes for the duration of the call.
+        let r = unsafe { ffi::sp_c_init(&mut active, &mut busy) };
+        if r != 0 {
+            state::uninstall();
+            return Err(Error::from_errno(r));
+        }
+        if let Some(mut g) = state::lock() {
+            g.engine.set_active(active);
+        }
+        log_mechanisms(active, busy);
+        Ok(SuperPassModule)
+    }
+}
+
+impl Drop for SuperPassModule {
+    fn drop(&mut self) {
+        // Only reachable if no restricted hook was attached (they pin the module).
+        // SAFETY: plain call; detaches the normal hooks and waits for running probes.
+        unsafe { ffi::sp_c_exit() };
+        state::uninstall();
+        pr_info!("unloaded\n");
+    }
+}
+
+/// Writes the active (and blocked) mechanisms to the kernel log.
+fn log_mechanisms(active: u64, busy: u64) {
+    pr_info!("active mechanisms: mask=0x{:x}\n", active);
+    for (bit, name) in abi::MECH_NAMES.iter().enumerate() {
+        let m = 1u64 << bit;
+        if active & m != 0 {
+            pr_info!("  {}: active\n", name);
+        } else if busy & m != 0 {
+            pr_warn!("  {}: unavailable (hook owned by another module)\n", name);
+        } else {
+            pr_warn!("  {}: unavailable\n", name);
+        }
+    }
+}
+
+// ---------------- entry points called by the C companion ----------------
+
+/// `waiter` starts waiting for `lock` (a `LockKind`), whose visible owner is `owner` (0: none).
+#[no_mangle]
+pub extern "C" fn sp_hook_wait_start(now: u64, waiter: i32, lock: u64, kind: u32, owner: i32) {
+    hooks::wait_start(now, waiter, lock, kind, owner);
+}
+
+/// `waiter` stopped waiting for `lock`.
+#[no_mangle]
+pub extern "C" fn sp_hook_wait_finish(now: u64, waiter: i32, lock: u64) {
+    hooks::wait_finish(now, waiter, lock);
+}
+
+/// `tid` acquired (or released) `lock` as its owner: a mutex, or an rwsem as writer.
+#[no_mangle]
+pub extern "C" fn sp_hook_owner(now: u64, lock: u64, tid: i32, acquired: bool) {
+    hooks::owner(now, lock, tid, acquired);
+}
+
+/// `tid` acquired (or released) `lock` as a reader.
+#[no_mangle]
+pub extern "C" fn sp_hook_reader(now: u64, lock: u64, tid: i32, acquired: bool) {
+    hooks::reader(now, lock, tid, acquired);
+}
+
+/// Task `task` (TID `tid`) joins CPU `cpu`'s runqueue; returns true if the CPU should reschedule.
+///
+/// # Safety
+///
+/// `task` is the live task the enqueue hook was called with; the caller holds its rq lock.
+#[no_mangle]
+pub unsafe extern "C" fn sp_hook_enqueue(now: u64, cpu: c_uint, tid: i32, task: *mut c_void) -> bool {
+    let Some(task) = TaskRef::from_raw(task) else {
+        return false;
+    };
+    hooks::enqueue(now, cpu, tid, task)
+}
+
+/// `tid` leaves CPU `cpu`'s runqueue.
+#[no_mangle]
+pub extern "C" fn sp_hook_dequeue(now: u64, cpu: c_uint, tid: i32) {
+    hooks::dequeue(now, cpu, tid);
+}
+
+/// The task CPU `cpu` should run instead of CFS's pick `fair_next` (TID, 0: none), or NULL.
+///
+/// # Safety
+///
+/// `rq` is CPU `cpu`'s runqueue and the caller (the pick hook) holds its lock.
+#[no_mangle]
+pub unsafe extern "C" fn sp_hook_pick(
+    now: u64,
+    rq: *mut c_void,
+    cpu: c_uint,
+    prev: i32,
+    fair_next: i32,
+) -> *mut c_void {
+    let Some(rq) = NonNull::new(rq) else {
+        return core::ptr::null_mut();
+    };
+    // INVARIANT: the caller holds `rq`'s lock for the whole call.
+    let rq = RqRef(rq);
+    hooks::pick(now, rq, cpu, prev, fair_next).map_or(core::ptr::null_mut(), TaskRef::as_ptr)
+}
+
+/// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
+#[no_mangle]
+pub extern "C" fn sp_hook_preempt(now: u64, cpu: c_uint, curr: i32, waking: i32) -> bool {
+    hooks::should_preempt(now, cpu, curr, waking)
+}
+
+/// The CPU waking task `tid` should run on, or -1 for no opinion.
+#[no_mangle]
+pub extern "C" fn sp_hook_select(now: u64, tid: i32, prev_cpu: c_uint, idle: u64, allowed: u64) -> i32 {
+    hooks::select_cpu(now, tid, prev_cpu, idle, allowed).map_or(-1, |c| c as i32)
+}
+
+/// The tick on CPU `cpu` (runqueue `rq`, running `curr`); returns true to reschedule.
+///
+/// # Safety
+///
+/// `rq` is CPU `cpu`'s runqueue and the caller (the tick hook) holds its lock.
+#[no_mangle]
+pub unsafe extern "C" fn sp_hook_tick(now: u64, rq: *mut c_void, cpu: c_uint, curr: i32) -> bool {
+    let Some(rq) = NonNull::new(rq) else {
+        return false;
+    };
+    // INVARIANT: the caller holds `rq`'s lock for the whole call.
+    hooks::tick(now, RqRef(rq), cpu, curr)
+}
+
+/// Task `task` (TID `tid`) is being freed: forget it everywhere.
+///
+/// # Safety
+///
+/// `task` is the task the free_task hook was called with; its memory is still valid.
+#[no_mangle]
+pub unsafe extern "C" fn sp_hook_task_free(now: u64, tid: i32, task: *mut c_void) {
+    hooks::task_free(now, tid, TaskRef::from_raw(task));
+}
+
+/// The `/dev/superpass` ioctl: returns 0 or a byte count, or a negative errno.
+///
+/// # Safety
+///
+/// `arg` is the user-space address the caller passed to `ioctl(2)`; it is only accessed through
+/// the kernel's user-copy routines.
+#[no_mangle]
+pub unsafe extern "C" fn sp_ioctl(cmd: c_uint, arg: c_ulong) -> c_long {
+    match ioctl::ioctl(cmd, arg as usize) {
+        Ok(()) => 0,
+        Err(e) => -(e.errno() as c_long),
+    }
+}

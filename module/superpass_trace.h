@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SuperPass tracepoints (TRACE_SYSTEM superpass). The text format is
+ * key=value pairs, parsed by superpass-trace (trace/src/superpass.rs):
+ *
+ *   superpass_block: waiter=123 blocker=456 lock=0xffff888012345678 kind=mutex
+ *   superpass_grant: blocker=456 waiter=123 root=123 lock=0xffff888012345678 depth=1
+ *   superpass_revoke: blocker=456 reason=released
+ *   superpass_pick: cpu=1 tid=456
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM superpass
+
+#if !defined(_SUPERPASS_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _SUPERPASS_TRACE_H
+
+#include <linux/tracepoint.h>
+
+#define sp_show_kind(k)						\
+	__print_symbolic(k, { 0, "mutex" }, { 1, "rwsem-read" },	\
+			 { 2, "rwsem-write" }, { 3, "futex" })
+
+/* Names of superpass_core::RevokeReason, by value. */
+#define sp_show_reason(r)						\
+	__print_symbolic(r, { 0, "released" }, { 1, "waiter_done" },	\
+			 { 2, "budget" }, { 3, "exit" }, { 4, "disabled" },	\
+			 { 5, "unregistered" }, { 6, "reconfigured" },	\
+			 { 7, "chain" })
+
+/* A critical thread (or chain link) @waiter waits on @lock held by @blocker. */
+TRACE_EVENT(superpass_block,
+	TP_PROTO(s32 waiter, s32 blocker, u64 lock, u32 kind),
+	TP_ARGS(waiter, blocker, lock, kind),
+	TP_STRUCT__entry(
+		__field(s32, waiter)
+		__field(s32, blocker)
+		__field(u64, lock)
+		__field(u32, kind)
+	),
+	TP_fast_assign(
+		__entry->waiter = waiter;
+		__entry->blocker = blocker;
+		__entry->lock = lock;
+		__entry->kind = kind;
+	),
+	TP_printk("waiter=%d blocker=%d lock=0x%llx kind=%s", __entry->waiter,
+		  __entry->blocker, __entry->lock, sp_show_kind(__entry->kind))
+);
+
+/* @blocker got the fast track because it blocks @waiter (chain root @root). */
+TRACE_EVENT(superpass_grant,
+	TP_PROTO(s32 blocker, s32 waiter, s32 root, u64 lock, u32 depth),
+	TP_ARGS(blocker, waiter, root, lock, depth),
+	TP_STRUCT__entry(
+		__field(s32, blocker)
+		__field(s32, waiter)
+		__field(s32, root)
+		__field(u64, lock)
+		__field(u32, depth)
+	),
+	TP_fast_assign(
+		__entry->blocker = blocker;
+		__entry->waiter = waiter;
+		__entry->root = root;
+		__entry->lock = lock;
+		__entry->depth = depth;
+	),
+	TP_printk("blocker=%d waiter=%d root=%d lock=0x%llx depth=%u",
+		  __entry->blocker, __entry->waiter, __entry->root,
+		  __entry->lock, __entry->depth)
+);
+
+/* A grant of @blocker ended. */
+TRACE_EVENT(superpass_revoke,
+	TP_PROTO(s32 blocker, u32 reason),
+	TP_ARGS(blocker, reason),
+	TP_STRUCT__entry(
+		__field(s32, blocker)
+		__field(u32, reason)
+	),
+	TP_fast_assign(
+		__entry->blocker = blocker;
+		__entry->reason = reason;
+	),
+	TP_printk("blocker=%d reason=%s", __entry->blocker,
+		  sp_show_reason(__entry->reason))
+);
+
+/* CPU @cpu runs fast-tracked task @tid instead of CFS's choice. */
+TRACE_EVENT(superpass_pick,
+	TP_PROTO(u32 cpu, s32 tid),
+	TP_ARGS(cpu, tid),
+	TP_STRUCT__entry(
+		__field(u32, cpu)
+		__field(s32, tid)
+	),
+	TP_fast_assign(
+		__entry->cpu = cpu;
+		__entry->tid = tid;
+	),
+	TP_printk("cpu=%u tid=%d", __entry->cpu, __entry->tid)
+);
+
+#endif /* _SUPERPASS_TRACE_H */
+
+/* This part must be outside the header guard. */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE superpass_trace
+#include <trace/define_trace.h>

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sp-ctl: a minimal /dev/superpass client for guest test scripts.
+ *
+ *   sp-ctl enable 0|1          SET_ENABLED
+ *   sp-ctl critical [TID...]   SET_CRITICAL (role ui; no TIDs clears the set)
+ *   sp-ctl stats               GET_STATS as "key value" lines
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include "sp_uapi.h"
+
+static const char *const counter_names[] = {
+	"critical_waits", "chain_waits", "blockers_found", "grants", "revoke_released",
+	"revoke_waiter_done", "revoke_budget", "revoke_exit", "revoke_disabled",
+	"revoke_unregistered", "revoke_reconfigured", "revoke_chain", "missed_readers",
+	"missed_depth", "missed_locks", "missed_grants", "missed_queue", "no_blocker_known",
+	"lock_evictions", "picks", "preempts", "select_idle", "rotations", "throttles",
+	"fast_track_ns", "blocked_ns",
+};
+
+int main(int argc, char **argv)
+{
+	int fd = open("/dev/superpass", O_RDWR);
+
+	if (fd < 0 || argc < 2) {
+		fprintf(stderr, "usage: sp-ctl enable 0|1 | critical [TID...] | stats\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "enable") && argc == 3) {
+		struct sp_enable e = { SP_HDR(struct sp_enable), (uint32_t)atoi(argv[2]), 0 };
+
+		if (ioctl(fd, SP_SET_ENABLED, &e)) {
+			perror("SET_ENABLED");
+			return 1;
+		}
+	} else if (!strcmp(argv[1], "critical")) {
+		struct sp_critical_list l = { SP_HDR(struct sp_critical_list) };
+
+		for (int i = 2; i < argc && l.count < SP_MAX_CRITICAL; i++)
+			l.entries[l.count++] = (struct sp_entry){ atoi(argv[i]), SP_ROLE_UI };
+		if (ioctl(fd, SP_SET_CRITICAL, &l)) {
+			perror("SET_CRITICAL");
+			return 1;
+		}
+	} else if (!strcmp(argv[1], "stats")) {
+		struct sp_stats *s = calloc(1, sizeof(*s));
+
+		s->hdr = SP_HDR(struct sp_stats);
+		if (ioctl(fd, SP_GET_STATS, s)) {
+			perror("GET_STATS");
+			return 1;
+		}
+		printf("enabled %u\nncritical %u\nactive_mask 0x%llx\nboosted %llu\n", s->enabled, s->ncritical,
+		       (unsigned long long)s->active_mask, (unsigned long long)s->boosted);
+		for (unsigned i = 0; i < sizeof(counter_names) / sizeof(counter_names[0]); i++)
+			printf("%s %llu\n", counter_names[i], (unsigned long long)s->counters[i]);
+		for (int b = 0; b < 13; b++)
+			if (s->active_mask & (1ULL << b))
+				printf("mechanism %s\n", sp_mech_names[b]);
+	} else {
+		fprintf(stderr, "sp-ctl: unknown command\n");
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sp-inversion: the priority-inversion scenario SuperPass exists for, on a
+ * real kernel lock (/dev/superpass-test's mutex or rwsem).
+ *
+ * usage: sp-inversion [-l mutex|rwsem] [-m off,on,fifo] [-d SECS] [-H HOGS]
+ *                     [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US] [-r READERS]
+ *                     [-R MIN_REDUCTION_PCT] [-T TRACE_SECS]
+ *
+ * HOGS CPU-bound threads run at nice 0. A blocker at nice 19 keeps taking the
+ * lock (the mutex, or the rwsem for writing) and computes WORK_US of CPU work
+ * inside it, then OUTSIDE_US outside it. A critical thread takes the same
+ * lock (the mutex, or the rwsem for reading) every PERIOD_US and records how
+ * long each acquisition waited (measured in the kernel by the test device).
+ * With -r N, N nice-19 readers hold the rwsem for reading instead and the
+ * critical thread takes it for writing (the reader storm).
+ *
+ * Each mode runs for SECS: off (SuperPass disabled), on (SuperPass enabled,
+ * the critical thread registered as UI) and fifo (SuperPass disabled, the
+ * critical thread SCHED_FIFO 1: Android's RT-UI baseline). Per mode it prints
+ * waits, p50/p99/p99.9/max wait, waits over 1 ms and the critical thread's CPU
+ * share, as a table and as "key value" metric lines. With -R X it fails
+ * unless "on" cuts the p99.9 wait by at least X% against "off". With -T S
+ * it captures S seconds of ftrace per mode and prints it as "SPTRACE <mode>
+ * <line>" lines for the host (cargo xtask demo saves them to target/vm/).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "sp_uapi.h"
+
+#define MAX_SAMPLES (1 << 20)
+#define MAX_THREADS 64
+
+static const char *lockname = "mutex";
+static int duration = 10, nhogs = 4, work_us = 500, outside_us = -1, period_us = 1000, nreaders;
+static double min_reduction = -1;
+static double trace_secs;
+static int spfd, tfd;
+static atomic_int stop_all, stop_mode;
+static atomic_long hog_iters[MAX_THREADS];
+static uint64_t *samples;
+static atomic_long nsamples;
+static uint64_t burn_loops_per_us = 100;
+/* trace_marker while a trace window is open: atrace lockwait/lockhold slices (docs/trace.md). */
+static atomic_int marker_fd = -1;
+
+static void mark(const char *fmt, long tid)
+{
+	int fd = atomic_load(&marker_fd);
+	char m[96];
+	int n;
+
+	if (fd < 0)
+		return;
+	n = snprintf(m, sizeof(m), fmt, tid);
+	if (write(fd, m, n) < 0)
+		atomic_store(&marker_fd, -1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void __attribute__((noinline)) burn(uint64_t loops)
+{
+	for (volatile uint64_t i = 0; i < loops; i++)
+		;
+}
+
+static void calibrate(void)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 5; i++) {
+		uint64_t t = now_ns();
+
+		burn(200000);
+		t = now_ns() - t;
+		if (t < best)
+			best = t;
+	}
+	burn_loops_per_us = 200000 * 1000 / (best ? best : 1);
+	if (!burn_loops_per_us)
+		burn_loops_per_us = 1;
+}
+
+static int sp_ioctl(unsigned long cmd, void *arg, const char *what)
+{
+	if (ioctl(spfd, cmd, arg) < 0) {
+		fprintf(stderr, "%s: %s\n", what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int sp_enable(int on)
+{
+	struct sp_enable e = { SP_HDR(struct sp_enable), on, 0 };
+
+	return sp_ioctl(SP_SET_ENABLED, &e, "SET_ENABLED");
+}
+
+static int sp_get_stats(struct sp_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->hdr = SP_HDR(struct sp_stats);
+	return sp_ioctl(SP_GET_STATS, s, "GET_STATS");
+}
+
+static int lock_op(uint32_t op, uint32_t hold_us, uint64_t *wait_ns)
+{
+	struct spt_lock l = { .op = op, .hold_us = hold_us };
+
+	if (ioctl(tfd, SPT_LOCK, &l) < 0)
+		return -1;
+	if (wait_ns)
+		*wait_ns = l.wait_ns;
+	return 0;
+}
+
+static void set_nice(int n)
+{
+	setpriority(PRIO_PROCESS, syscall(SYS_gettid), n);
+}
+
+static void *hog(void *arg)
+{
+	long id = (long)arg;
+
+	set_nice(0);
+	while (!atomic_load(&stop_all)) {
+		burn(1000);
+		atomic_fetch_add_explicit(&hog_iters[id], 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+/* The blocker (or one reader of the storm): nice 19, takes the lock, works inside. */
+static void *blocker(void *arg)
+{
+	uint32_t op = (uint32_t)(long)arg;
+	int outside = outside_us < 0 ? work_us : outside_us;
+
+	long tid = syscall(SYS_gettid);
+
+	set_nice(19);
+	while (!atomic_load(&stop_all)) {
+		mark("B|%ld|lockhold:spt\n", tid);
+		if (lock_op(op, work_us, NULL) < 0) {
+			perror("blocker SPT_LOCK");
+			break;
+		}
+		mark("E|%ld\n", tid);
+		burn(outside * burn_loops_per_us);
+	}
+	return NULL;
+}
+
+struct mode_result {
+	const char *mode;
+	long waits, over_1ms;
+	uint64_t p50, p99, p999, max;
+	double cpu_share, hog_rate;
+	struct sp_stats st;
+};
+
+static const char *mode_name;
+static atomic_int critical_ready;
+
+static void *critical(void *arg)
+{
+	uint32_t op = (uint32_t)(long)arg;
+	uint64_t *cpu = malloc(sizeof(uint64_t));
+	uint64_t t0 = thread_cpu_ns();
+
+	if (!strcmp(mode_name, "on")) {
+		struct sp_critical_one c = { SP_HDR(struct sp_critical_one), { (int32_t)syscall(SYS_gettid), SP_ROLE_UI } };
+
+		if (sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL"))
+			exit(2);
+	} else if (!strcmp(mode_name, "fifo")) {
+		struct sched_param sp = { .sched_priority = 1 };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+			perror("SCHED_FIFO");
+			exit(2);
+		}
+	}
+	atomic_store(&critical_ready, 1);
+	while (!atomic_load(&stop_mode)) {
+		uint64_t w, next = now_ns() + period_us * 1000ULL;
+		struct timespec ts;
+
+		/* The slice also covers the 10 us hold: the ioctl returns after it. */
+		mark("B|%ld|lockwait:spt\n", syscall(SYS_gettid));
+		if (lock_op(op, 10, &w) < 0) {
+			perror("critical SPT_LOCK");
+			break;
+		}
+		mark("E|%ld\n", syscall(SYS_gettid));
+		long i = atomic_fetch_add(&nsamples, 1);
+
+		if (i < MAX_SAMPLES)
+			samples[i] = w;
+		ts.tv_sec = next / 1000000000ULL;
+		ts.tv_nsec = next % 1000000000ULL;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+	if (!strcmp(mode_name, "on")) {
+		struct sp_tid t = { SP_HDR(struct sp_tid), (int32_t)syscall(SYS_gettid), 0 };
+
+		sp_ioctl(SP_REMOVE_CRITICAL, &t, "REMOVE_CRITICAL");
+	}
+	*cpu = thread_cpu_ns() - t0;
+	return cpu;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t pct(uint64_t *v, long n, double p)
+{
+	long i;
+
+	if (!n)
+		return 0;
+	i = (long)(p * (n - 1) + 0.5);
+	return v[i < n ? i : n - 1];
+}
+
+static void write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	if (fd >= 0) {
+		if (write(fd, s, strlen(s)) < 0)
+			perror(path);
+		close(fd);
+	}
+}
+
+#define TR "/sys/kernel/tracing/"
+
+static int trace_start(void)
+{
+	if (access(TR "trace", W_OK))
+		return 0;
+	write_file("/proc/sys/kernel/sched_schedstats", "1"); /* for sched_blocked_reason */
+	write_file(TR "tracing_on", "0");
+	write_file(TR "buffer_size_kb", "4096");
+	write_file(TR "trace", "");
+	write_file(TR "events/sched/sched_switch/enable", "1");
+	write_file(TR "events/sched/sched_waking/enable", "1");
+	write_file(TR "events/sched/sched_blocked_reason/enable", "1");
+	write_file(TR "events/superpass/enable", "1");
+	write_file(TR "tracing_on", "1");
+	atomic_store(&marker_fd, open(TR "trace_marker", O_WRONLY));
+	return 1;
+}
+
+static void trace_dump(const char *tag)
+{
+	char line[1024];
+	FILE *f;
+
+	int fd = atomic_exchange(&marker_fd, -1);
+
+	if (fd >= 0)
+		close(fd);
+	write_file(TR "tracing_on", "0");
+	f = fopen(TR "trace", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		printf("SPTRACE %s %s", tag, line);
+	fclose(f);
+	fflush(stdout);
+	write_file(TR "events/enable", "0");
+	write_file(TR "trace", "");
+}
+
+static int run_mode(const char *mode, struct mode_result *r)
+{
+	uint32_t crit_op = strcmp(lockname, "mutex") ? (nreaders ? SPT_OP_WRITE : SPT_OP_READ) : SPT_OP_MUTEX;
+	long hog0 = 0, hog1 = 0;
+	pthread_t th;
+	uint64_t t0, t1, *cpu;
+	int tracing = 0;
+	char tag[64];
+
+	mode_name = mode;
+	memset(r, 0, sizeof(*r));
+	r->mode = mode;
+	if (sp_enable(!strcmp(mode, "on")))
+		return -1;
+	{
+		struct sp_hdr h = SP_HDR(struct sp_hdr);
+
+		sp_ioctl(SP_RESET_STATS, &h, "RESET_STATS");
+	}
+	atomic_store(&nsamples, 0);
+	atomic_store(&stop_mode, 0);
+	atomic_store(&critical_ready, 0);
+	for (int i = 0; i < nhogs; i++)
+		hog0 += atomic_load(&hog_iters[i]);
+	t0 = now_ns();
+	pthread_create(&th, NULL, critical, (void *)(long)crit_op);
+	if (trace_secs > 0) {
+		double t = trace_secs < duration ? trace_secs : duration;
+
+		/* Let the mode settle, then trace a window of it. */
+		sleep(1);
+		tracing = trace_start();
+		usleep((useconds_t)(t * 1e6));
+		snprintf(tag, sizeof(tag), "%s-%s", lockname, mode);
+		if (tracing)
+			trace_dump(tag);
+		if (duration > t + 1)
+			usleep((useconds_t)((duration - t - 1) * 1e6));
+	} else {
+		sleep(duration);
+	}
+	atomic_store(&stop_mode, 1);
+	pthread_join(th, (void **)&cpu);
+	t1 = now_ns();
+	for (int i = 0; i < nhogs; i++)
+		hog1 += atomic_load(&hog_iters[i]);
+	sp_get_stats(&r->st);
+	sp_enable(0);
+
+	long n = atomic_load(&nsamples);
+
+	if (n > MAX_SAMPLES)
+		n = MAX_SAMPLES;
+	qsort(samples, n, sizeof(uint64_t), cmp_u64);
+	r->waits = n;
+	for (long i = 0; i < n; i++)
+		if (samples[i] > 1000000)
+			r->over_1ms++;
+	r->p50 = pct(samples, n, 0.5);
+	r->p99 = pct(samples, n, 0.99);
+	r->p999 = pct(samples, n, 0.999);
+	r->max = n ? samples[n - 1] : 0;
+	r->cpu_share = 100.0 * (double)*cpu / (double)(t1 - t0);
+	r->hog_rate = (double)(hog1 - hog0) / ((double)(t1 - t0) / 1e9);
+	free(cpu);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char modes_arg[128] = "off,on,fifo";
+	struct mode_result res[8];
+	int nres = 0, opt, fail = 0;
+	pthread_t hogs[MAX_THREADS], blockers[MAX_THREADS];
+	int nblockers;
+
+	while ((opt = getopt(argc, argv, "l:m:d:H:w:o:p:r:R:T:")) != -1) {
+		switch (opt) {
+		case 'l': lockname = optarg; break;
+		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
+		case 'd': duration = atoi(optarg); break;
+		case 'H': nhogs = atoi(optarg); break;
+		case 'w': work_us = atoi(optarg); break;
+		case 'o': outside_us = atoi(optarg); break;
+		case 'p': period_us = atoi(optarg); break;
+		case 'r': nreaders = atoi(optarg); break;
+		case 'R': min_reduction = atof(optarg); break;
+		case 'T': trace_secs = atof(optarg); break;
+		default:
+			fprintf(stderr, "usage: see the comment at the top of sp-inversion.c\n");
+			return 2;
+		}
+	}
+	if (strcmp(lockname, "mutex") && strcmp(lockname, "rwsem")) {
+		fprintf(stderr, "-l: mutex or rwsem\n");
+		return 2;
+	}
+	if (nhogs > MAX_THREADS || nreaders > MAX_THREADS)
+		return 2;
+	spfd = open("/dev/superpass", O_RDWR);
+	tfd = open("/dev/superpass-test", O_RDWR);
+	if (spfd < 0 || tfd < 0) {
+		perror("open /dev/superpass{,-test} (load superpass.ko testdev=1)");
+		return 2;
+	}
+	samples = calloc(MAX_SAMPLES, sizeof(uint64_t));
+	calibrate();
+	for (long i = 0; i < nhogs; i++)
+		pthread_create(&hogs[i], NULL, hog, (void *)i);
+	nblockers = nreaders ? nreaders : 1;
+	for (int i = 0; i < nblockers; i++) {
+		uint32_t op = strcmp(lockname, "mutex") ? (nreaders ? SPT_OP_READ : SPT_OP_WRITE) : SPT_OP_MUTEX;
+
+		pthread_create(&blockers[i], NULL, blocker, (void *)(long)op);
+	}
+	sleep(1);
+	for (char *save, *m = strtok_r(modes_arg, ",", &save); m && nres < 8; m = strtok_r(NULL, ",", &save)) {
+		if (run_mode(m, &res[nres]))
+			return 1;
+		nres++;
+	}
+	atomic_store(&stop_all, 1);
+	for (int i = 0; i < nhogs; i++)
+		pthread_join(hogs[i], NULL);
+	for (int i = 0; i < nblockers; i++)
+		pthread_join(blockers[i], NULL);
+
+	printf("\nInversion scenario: %s, %d hogs (nice 0), %s%d us of work inside the lock (nice 19), "
+	       "critical thread every %d us, %d s per mode\n",
+	       nreaders ? "rwsem reader storm" : lockname, nhogs,
+	       nreaders ? "readers x" : "blocker: ", nreaders ? nreaders : work_us, period_us, duration);
+	if (nreaders)
+		printf("  (%d readers, each %d us inside)\n", nreaders, work_us);
+	printf("%-6s %8s %10s %10s %10s %10s %9s %9s %8s %8s\n", "mode", "waits", "p50(us)", "p99(us)",
+	       "p99.9(us)", "max(us)", ">1ms", "crit.cpu%", "grants", "picks");
+	for (int i = 0; i < nres; i++) {
+		struct mode_result *r = &res[i];
+
+		printf("%-6s %8ld %10.1f %10.1f %10.1f %10.1f %9ld %9.2f %8llu %8llu\n", r->mode, r->waits,
+		       r->p50 / 1e3, r->p99 / 1e3, r->p999 / 1e3, r->max / 1e3, r->over_1ms, r->cpu_share,
+		       (unsigned long long)r->st.counters[SPC_GRANTS], (unsigned long long)r->st.counters[SPC_PICKS]);
+	}
+	for (int i = 0; i < nres; i++) {
+		struct mode_result *r = &res[i];
+		const char *m = r->mode;
+
+		printf("M %s_waits %ld\n", m, r->waits);
+		printf("M %s_p50_us %.1f\n", m, r->p50 / 1e3);
+		printf("M %s_p99_us %.1f\n", m, r->p99 / 1e3);
+		printf("M %s_p999_us %.1f\n", m, r->p999 / 1e3);
+		printf("M %s_max_us %.1f\n", m, r->max / 1e3);
+		printf("M %s_over_1ms %ld\n", m, r->over_1ms);
+		printf("M %s_crit_cpu_pct %.2f\n", m, r->cpu_share);
+		printf("M %s_hog_iters_per_s %.0f\n", m, r->hog_rate);
+		if (!strcmp(m, "on")) {
+			uint64_t *c = r->st.counters;
+
+			printf("M on_critical_waits %llu\n", (unsigned long long)c[SPC_CRITICAL_WAITS]);
+			printf("M on_blockers_found %llu\n", (unsigned long long)c[SPC_BLOCKERS_FOUND]);
+			printf("M on_grants %llu\n", (unsigned long long)c[SPC_GRANTS]);
+			printf("M on_picks %llu\n", (unsigned long long)c[SPC_PICKS]);
+			printf("M on_preempts %llu\n", (unsigned long long)c[SPC_PREEMPTS]);
+			printf("M on_missed_readers %llu\n", (unsigned long long)c[SPC_MISSED_READERS]);
+			printf("M on_revoke_budget %llu\n", (unsigned long long)c[SPC_REVOKE_BUDGET]);
+			printf("M on_throttles %llu\n", (unsigned long long)c[SPC_THROTTLES]);
+			printf("M on_fast_track_ms %.1f\n", c[SPC_FAST_TRACK_NS] / 1e6);
+			if (c[SPC_CRITICAL_WAITS])
+				printf("M on_blockers_per_wait %.2f\n",
+				       (double)c[SPC_BLOCKERS_FOUND] / (double)c[SPC_CRITICAL_WAITS]);
+		}
+	}
+	if (min_reduction >= 0) {
+		struct mode_result *off = NULL, *on = NULL;
+
+		for (int i = 0; i < nres; i++) {
+			if (!strcmp(res[i].mode, "off"))
+				off = &res[i];
+			if (!strcmp(res[i].mode, "on"))
+				on = &res[i];
+		}
+		if (!off || !on || !off->p999) {
+			printf("cannot compare: need off and on runs with waits\n");
+			fail = 1;
+		} else {
+			double red = 100.0 * (1.0 - (double)on->p999 / (double)off->p999);
+
+			printf("M p999_reduction_pct %.1f\n", red);
+			printf("p99.9 wait: off %.1f us -> on %.1f us: %.1f%% reduction (required: >= %.0f%%)\n",
+			       off->p999 / 1e3, on->p999 / 1e3, red, min_reduction);
+			if (red < min_reduction)
+				fail = 1;
+			if (off->waits < 1000 || on->waits < 1000) {
+				printf("too few waits for a p99.9 (off %ld, on %ld; need >= 1000)\n", off->waits, on->waits);
+				fail = 1;
+			}
+		}
+	}
+	return fail;
+}

@@ -1,0 +1,16 @@
+# superpass.ko loads, creates /dev/superpass (+ the test device), attaches every
+# hook and logs the active mechanisms.
+#@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
+fail=0
+before=$(dmesg | wc -l)
+[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || { echo "insmod superpass.ko failed"; exit 1; }
+dmesg | tail -n +$((before + 1)) | grep superpass
+[ -c /dev/superpass ] || { echo "FAIL no /dev/superpass"; fail=1; }
+[ -c /dev/superpass-test ] || { echo "FAIL no /dev/superpass-test"; fail=1; }
+mask=$(dmesg | sed -n 's/.*superpass: active mechanisms: mask=\(0x[0-9a-f]*\).*/\1/p' | tail -1)
+echo "active_mask $mask" >> "$SPTEST_METRICS"
+[ "$mask" = "0x1fff" ] || { echo "FAIL active mechanisms $mask, want 0x1fff (all 13)"; fail=1; }
+[ -d /sys/kernel/tracing/events/superpass ] && echo "ok   superpass:* tracepoints exist" || { echo "FAIL no superpass tracepoints"; fail=1; }
+ls /sys/kernel/tracing/events/superpass/ 2>/dev/null
+if rmmod superpass 2>/dev/null; then echo "FAIL superpass.ko unloaded despite restricted hooks"; fail=1; else echo "ok   pinned by its restricted hooks"; fi
+exit $fail

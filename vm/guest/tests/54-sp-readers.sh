@@ -1,0 +1,13 @@
+# rwsem reader storm: a critical writer is blocked by more concurrent readers
+# (8) than the tracking bound (max_readers, default 4). Reports how many
+# readers were fast-tracked per wait, how many went untracked, and the wait
+# distribution off vs on. Informational: passes if it ran and boosted readers.
+#@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
+[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || exit 1
+sp-inversion -l rwsem -r 8 -m off,on -d ${SP_READERS_SECS:-8} -H 4 -w 500 -p 2000 > /tmp/rd.out 2>&1
+rc=$?
+grep -v '^M ' /tmp/rd.out
+grep '^M ' /tmp/rd.out | cut -c3- >> "$SPTEST_METRICS"
+[ $rc = 0 ] || exit $rc
+grants=$(sed -n 's/^M on_grants //p' /tmp/rd.out)
+[ "${grants:-0}" -gt 0 ] || { echo "FAIL no reader was fast-tracked"; exit 1; }
