@@ -374,15 +374,14 @@ impl FastTrack {
             self.bhi -= 1;
         }
         if let Some(c) = b.cpu {
-            let pc = &mut self.cpus[c as usize];
-            pc.remove(bi as u8);
-            if pc.running == Some(bi as u8) {
-                pc.running = None;
-            }
+            self.cpus[c as usize].remove(bi as u8);
         }
-        // A boost may still be marked running on a CPU whose queue it already left.
         for pc in self.cpus[..self.nr_cpus].iter_mut() {
             if pc.running == Some(bi as u8) {
+                // The last stretch it ran still counts against the CPU's window and in the stats.
+                let dt = now.saturating_sub(pc.run_since);
+                pc.window_used += dt;
+                cx.st.add(Counter::FastTrackNs, dt);
                 pc.running = None;
             }
         }

@@ -55,6 +55,8 @@ fn mutex_owner_is_fast_tracked_until_release() {
     e.owner_released(2 * MS, L1, 200);
     assert!(!e.is_boosted(200));
     assert_eq!(e.observer().revokes, vec![(200, RevokeReason::Released)]);
+    // The time it ran up to the release is charged, though no tick came.
+    assert_eq!(e.stats().get(Counter::FastTrackNs), MS - 10);
     assert_eq!(e.pick(2 * MS, 1, 200, 300), None);
     e.wait_finish(2 * MS + 5, 100, L1, true);
     let s = e.stats();
