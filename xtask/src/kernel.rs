@@ -327,6 +327,27 @@ pub fn ensure_bindgen(quiet: bool) -> Result<(), String> {
 }
 
 /// `make` with the toolchain the kernel was built with (Debian's rustc, clang-19, our bindgen).
+/// Builds the out-of-tree module in `dir` against kernel build tree `build`, logging to
+/// `dir/build.log`; returns the log, or the log of a failed build as the error.
+pub fn make_module(build: &Path, dir: &Path) -> Result<String, String> {
+    let logf = dir.join("build.log");
+    let f = fs::File::create(&logf).map_err(|e| e.to_string())?;
+    let f2 = f.try_clone().map_err(|e| e.to_string())?;
+    let st = make(build)
+        .arg(format!("M={}", dir.display()))
+        .arg("modules")
+        .stdout(f)
+        .stderr(f2)
+        .status()
+        .map_err(|e| format!("make: {e}"))?;
+    let log = fs::read_to_string(&logf).unwrap_or_default();
+    if st.success() {
+        Ok(log)
+    } else {
+        Err(log)
+    }
+}
+
 pub fn make(dir: &Path) -> Command {
     let mut c = Command::new("make");
     let path = std::env::var("PATH").unwrap_or_default();

@@ -76,20 +76,8 @@ pub fn build(k: &Kernel) -> Result<PathBuf, String> {
         .arg("rm -f *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers *.d")
         .current_dir(&mdir)
         .status();
-    let logf = mdir.join("build.log");
-    let f = fs::File::create(&logf).map_err(|e| e.to_string())?;
-    let f2 = f.try_clone().map_err(|e| e.to_string())?;
-    let st = kernel::make(&k.build)
-        .arg(format!("M={}", mdir.display()))
-        .arg("modules")
-        .stdout(f)
-        .stderr(f2)
-        .status()
-        .map_err(|e| format!("make: {e}"))?;
-    let log = fs::read_to_string(&logf).unwrap_or_default();
-    if !st.success() {
-        return Err(format!("building superpass.ko failed:\n{log}"));
-    }
+    let log = kernel::make_module(&k.build, &mdir)
+        .map_err(|log| format!("building superpass.ko failed:\n{log}"))?;
     // objtool in 6.12 recognises Rust's panic functions by name, and Debian's newer rustc
     // renamed some (e.g. `copy_from_slice` -> `len_mismatch_fail`), so it reports "falls
     // through to next function" for Rust functions that end in a panic call. Those are

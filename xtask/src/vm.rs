@@ -340,20 +340,8 @@ pub fn build_module(k: &Kernel, src: &Path, work: &Path) -> Result<Vec<PathBuf>,
     if !st.success() {
         return Err(format!("copying {} failed", src.display()));
     }
-    let logf = dst.join("build.log");
-    let f = fs::File::create(&logf).map_err(|e| e.to_string())?;
-    let f2 = f.try_clone().map_err(|e| e.to_string())?;
-    let st = kernel::make(&k.build)
-        .arg(format!("M={}", dst.display()))
-        .arg("modules")
-        .stdout(f)
-        .stderr(f2)
-        .status()
-        .map_err(|e| format!("make: {e}"))?;
-    let log = fs::read_to_string(&logf).unwrap_or_default();
-    if !st.success() {
-        return Err(format!("building module {}:\n{log}", src.display()));
-    }
+    let log = kernel::make_module(&k.build, &dst)
+        .map_err(|log| format!("building module {}:\n{log}", src.display()))?;
     if log.contains("warning:") {
         eprint!("{log}");
         return Err(format!("module {} built with warnings", src.display()));
