@@ -504,7 +504,9 @@ impl<O: Observer> Engine<O> {
     /// The task CPU `cpu` should run instead of the fair class's choice `fair_next`, if any.
     #[inline]
     pub fn pick(&mut self, now: Nanos, cpu: Cpu, prev: Tid, fair_next: Tid) -> Option<Tid> {
-        let protected = self.is_critical(fair_next);
+        // Only asked when the CPU has fast-track work, so the common pick stays cheap.
+        let (filter, critical) = (&self.critical_filter, &self.critical);
+        let protected = || filter.may_contain(fair_next) && critical.contains(fair_next);
         self.ft
             .pick(now, cpu, prev, fair_next, protected, cx!(self))
     }
@@ -518,7 +520,8 @@ impl<O: Observer> Engine<O> {
     /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
     #[inline]
     pub fn should_preempt(&mut self, now: Nanos, cpu: Cpu, curr: Tid, waking: Tid) -> bool {
-        let protected = self.is_critical(curr);
+        let (filter, critical) = (&self.critical_filter, &self.critical);
+        let protected = || filter.may_contain(curr) && critical.contains(curr);
         self.ft
             .should_preempt(now, cpu, curr, waking, protected, cx!(self))
     }

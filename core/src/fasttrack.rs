@@ -501,7 +501,7 @@ impl FastTrack {
     /// Which task CPU `cpu` should run instead of the stock choice `fair_next`, if any.
     ///
     /// `prev` is the task that ran until now; its fast-track time is charged first. A
-    /// `protected` stock choice (a critical thread) is never displaced: the fast track exists to
+    /// `protected` stock choice (a critical thread; asked only when there is fast-track work) is never displaced: the fast track exists to
     /// serve critical threads, not to compete with them.
     #[inline(always)]
     pub fn pick<O: Observer>(
@@ -510,14 +510,14 @@ impl FastTrack {
         cpu: Cpu,
         prev: Tid,
         fair_next: Tid,
-        protected: bool,
+        protected: impl FnOnce() -> bool,
         cx: &mut Cx<'_, O>,
     ) -> Option<Tid> {
         let _ = prev;
         let c = cpu as usize;
         match self.cpus.get(c) {
             Some(pc) if c < self.nr_cpus && (pc.running.is_some() || pc.len != 0) => {
-                self.pick_busy(now, c, fair_next, protected, cx)
+                self.pick_busy(now, c, fair_next, protected(), cx)
             }
             _ => None,
         }
@@ -578,17 +578,18 @@ impl FastTrack {
 
     /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
     ///
-    /// A `protected` current task (a critical thread) is never preempted by the fast track.
+    /// A `protected` current task (a critical thread; asked only for a boosted waking task) is
+    /// never preempted by the fast track.
     pub fn should_preempt<O: Observer>(
         &mut self,
         now: Nanos,
         cpu: Cpu,
         curr: Tid,
         waking: Tid,
-        protected: bool,
+        protected: impl FnOnce() -> bool,
         cx: &mut Cx<'_, O>,
     ) -> bool {
-        if protected || self.boost_of(waking).is_none() || (cpu as usize) >= self.nr_cpus {
+        if self.boost_of(waking).is_none() || (cpu as usize) >= self.nr_cpus || protected() {
             return false;
         }
         self.charge(now, cpu as usize, cx);
@@ -803,7 +804,7 @@ mod tests {
         let mut ft = FastTrack::new(2);
         ft.grant(0, link(5, 1), cx);
         assert!(!ft.enqueue(0, 7, 5, cx));
-        assert_eq!(ft.pick(0, 7, 1, 1, false, cx), None);
+        assert_eq!(ft.pick(0, 7, 1, 1, || false, cx), None);
         assert!(!ft.tick(0, 99, 5, cx));
         ft.check(&t).unwrap();
     }
