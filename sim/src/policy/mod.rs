@@ -13,18 +13,9 @@ pub mod superpass;
 use crate::locks::TaskIdx;
 use crate::sched::{Sched, World};
 
-/// What kind of wait or hold a lock event concerns (the kernel hook families).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockKind {
-    /// Kernel mutex.
-    Mutex,
-    /// rwsem, read side.
-    RwsemRead,
-    /// rwsem, write side.
-    RwsemWrite,
-    /// futex-style user lock.
-    Futex,
-}
+/// What kind of wait or hold a lock event concerns: core's own type, so the simulator and the
+/// kernel module describe lock hooks to the engine in the same words.
+pub use superpass_core::LockKind;
 
 /// A lock event, reported where the kernel's vendor hook would fire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

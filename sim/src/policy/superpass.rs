@@ -7,7 +7,7 @@
 //! track only reorders the fair class, so RT tasks still run first. Each hook call is charged
 //! as CPU time on the CPU it runs on ([`HOOK_NS`], an assumption documented in docs/sim.md).
 
-use super::{Action, LockEvent, LockKind, Policy, PolicyStats};
+use super::{Action, LockEvent, Policy, PolicyStats};
 use crate::locks::TaskIdx;
 use crate::sched::World;
 use crate::workload::ThreadRole;
@@ -105,15 +105,6 @@ impl SuperPass {
     }
 }
 
-fn core_kind(k: LockKind) -> superpass_core::LockKind {
-    match k {
-        LockKind::Mutex => superpass_core::LockKind::Mutex,
-        LockKind::RwsemRead => superpass_core::LockKind::RwsemRead,
-        LockKind::RwsemWrite => superpass_core::LockKind::RwsemWrite,
-        LockKind::Futex => superpass_core::LockKind::Futex,
-    }
-}
-
 fn lock_id(l: u32) -> LockId {
     l as LockId + 1
 }
@@ -163,7 +154,7 @@ impl Policy for SuperPass {
                     now,
                     Self::tid(w, waiter),
                     lock_id(lock),
-                    core_kind(kind),
+                    kind,
                     owner.map(|o| Self::tid(w, o)),
                 );
                 // Blockers already on a runqueue must be located there now.
