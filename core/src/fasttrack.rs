@@ -242,7 +242,9 @@ impl FastTrack {
                 Some(g) if g.blocker == blocker && g.via == via && g.lock == lock => {
                     return GrantOutcome::Exists
                 }
-                None if free.is_none() => free = Some(i),
+                // Only slots below the current limit count: a hole left by a larger limit
+                // must not let the live count exceed a smaller one.
+                None if free.is_none() && i < limit => free = Some(i),
                 _ => {}
             }
         }
@@ -343,6 +345,9 @@ impl FastTrack {
         let Some(g) = self.grants[gi].take() else {
             return;
         };
+        while self.ghi > 0 && self.grants[self.ghi - 1].is_none() {
+            self.ghi -= 1;
+        }
         cx.st.bump(reason.counter());
         cx.obs.revoke(now, g.blocker, reason);
         let bi = g.boost as usize;
@@ -778,6 +783,36 @@ mod tests {
         ft.revoke(1, RevokeReason::WaiterDone, |g| g.via == 2, cx);
         assert!(!ft.is_boosted(5));
         assert_eq!(ft.grants().count(), 0);
+        ft.check(&t).unwrap();
+    }
+
+    #[test]
+    fn a_lowered_grant_limit_holds_despite_holes_left_by_the_old_one() {
+        let mut t = Tunables::default();
+        let mut st = Stats::default();
+        let mut obs = NoObserver;
+        let mut ft = FastTrack::new(2);
+        {
+            let cx = &mut Cx {
+                t: &t,
+                st: &mut st,
+                obs: &mut obs,
+            };
+            ft.grant(0, link(5, 1), cx);
+            ft.grant(0, link(6, 2), cx);
+            ft.grant(0, link(7, 3), cx);
+            ft.revoke(1, RevokeReason::Reconfigured, |_| true, cx);
+        }
+        t.max_grants = 1;
+        ft.configure(&t);
+        let cx = &mut Cx {
+            t: &t,
+            st: &mut st,
+            obs: &mut obs,
+        };
+        assert_eq!(ft.grant(2, link(8, 1), cx), GrantOutcome::Boosted);
+        assert_eq!(ft.grant(2, link(9, 2), cx), GrantOutcome::Missed);
+        assert_eq!(ft.grants().count(), 1);
         ft.check(&t).unwrap();
     }
 

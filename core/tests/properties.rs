@@ -402,8 +402,16 @@ impl Harness {
     }
 }
 
+/// 512 cases by default; set `PROPTEST_CASES` for a longer hunt.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(512)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn engine_matches_world(ops in prop::collection::vec(op(), 1..300)) {
