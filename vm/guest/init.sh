@@ -18,6 +18,8 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /tmp /dev/pts
 mount -t tmpfs tmpfs /tmp
+# The initramfs root comes up world-writable; config loaders (rsb_hub) rightly refuse that.
+chmod 755 /
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 

@@ -17,7 +17,10 @@
  *
  * Each mode runs for SECS: off (SuperPass disabled), on (SuperPass enabled,
  * the critical thread registered as UI) and fifo (SuperPass disabled, the
- * critical thread SCHED_FIFO 1: Android's RT-UI baseline). Per mode it prints
+ * critical thread SCHED_FIFO 1: Android's RT-UI baseline) and ext (the critical
+ * thread is registered by someone else, e.g. through superpass-service: it
+ * prints "critical <pid> <tid>" on stdout, waits for one line on stdin, and
+ * leaves SuperPass's enabled state alone). Per mode it prints
  * waits, p50/p99/p99.9/max wait, waits over 1 ms and the critical thread's CPU
  * share, as a table and as "key value" metric lines. With -R X it fails
  * unless "on" cuts the p99.9 wait by at least X% against "off". With -T S
@@ -198,7 +201,17 @@ static void *critical(void *arg)
 	uint64_t *cpu = malloc(sizeof(uint64_t));
 	uint64_t t0 = thread_cpu_ns();
 
-	if (!strcmp(mode_name, "on")) {
+	if (!strcmp(mode_name, "ext")) {
+		char go[16];
+
+		/* Someone else registers this thread, then tells us to go. */
+		printf("critical %d %ld\n", getpid(), (long)syscall(SYS_gettid));
+		fflush(stdout);
+		if (!fgets(go, sizeof(go), stdin)) {
+			fprintf(stderr, "ext: no go line on stdin\n");
+			exit(2);
+		}
+	} else if (!strcmp(mode_name, "on")) {
 		struct sp_critical_one c = { SP_HDR(struct sp_critical_one), { (int32_t)syscall(SYS_gettid), SP_ROLE_UI } };
 
 		if (sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL"))
@@ -320,7 +333,7 @@ static int run_mode(const char *mode, struct mode_result *r)
 	mode_name = mode;
 	memset(r, 0, sizeof(*r));
 	r->mode = mode;
-	if (sp_enable(!strcmp(mode, "on")))
+	if (strcmp(mode, "ext") && sp_enable(!strcmp(mode, "on")))
 		return -1;
 	{
 		struct sp_hdr h = SP_HDR(struct sp_hdr);
@@ -330,10 +343,13 @@ static int run_mode(const char *mode, struct mode_result *r)
 	atomic_store(&nsamples, 0);
 	atomic_store(&stop_mode, 0);
 	atomic_store(&critical_ready, 0);
+	pthread_create(&th, NULL, critical, (void *)(long)crit_op);
+	/* ext waits for its registration: the mode's time starts after it. */
+	while (!atomic_load(&critical_ready))
+		usleep(1000);
 	for (int i = 0; i < nhogs; i++)
 		hog0 += atomic_load(&hog_iters[i]);
 	t0 = now_ns();
-	pthread_create(&th, NULL, critical, (void *)(long)crit_op);
 	if (trace_secs > 0) {
 		double t = trace_secs < duration ? trace_secs : duration;
 
@@ -355,7 +371,8 @@ static int run_mode(const char *mode, struct mode_result *r)
 	for (int i = 0; i < nhogs; i++)
 		hog1 += atomic_load(&hog_iters[i]);
 	sp_get_stats(&r->st);
-	sp_enable(0);
+	if (strcmp(mode, "ext"))
+		sp_enable(0);
 
 	long n = atomic_load(&nsamples);
 
@@ -462,20 +479,20 @@ int main(int argc, char **argv)
 		printf("M %s_over_1ms %ld\n", m, r->over_1ms);
 		printf("M %s_crit_cpu_pct %.2f\n", m, r->cpu_share);
 		printf("M %s_hog_iters_per_s %.0f\n", m, r->hog_rate);
-		if (!strcmp(m, "on")) {
+		if (!strcmp(m, "on") || !strcmp(m, "ext")) {
 			uint64_t *c = r->st.counters;
 
-			printf("M on_critical_waits %llu\n", (unsigned long long)c[SPC_CRITICAL_WAITS]);
-			printf("M on_blockers_found %llu\n", (unsigned long long)c[SPC_BLOCKERS_FOUND]);
-			printf("M on_grants %llu\n", (unsigned long long)c[SPC_GRANTS]);
-			printf("M on_picks %llu\n", (unsigned long long)c[SPC_PICKS]);
-			printf("M on_preempts %llu\n", (unsigned long long)c[SPC_PREEMPTS]);
-			printf("M on_missed_readers %llu\n", (unsigned long long)c[SPC_MISSED_READERS]);
-			printf("M on_revoke_budget %llu\n", (unsigned long long)c[SPC_REVOKE_BUDGET]);
-			printf("M on_throttles %llu\n", (unsigned long long)c[SPC_THROTTLES]);
-			printf("M on_fast_track_ms %.1f\n", c[SPC_FAST_TRACK_NS] / 1e6);
+			printf("M %s_critical_waits %llu\n", m, (unsigned long long)c[SPC_CRITICAL_WAITS]);
+			printf("M %s_blockers_found %llu\n", m, (unsigned long long)c[SPC_BLOCKERS_FOUND]);
+			printf("M %s_grants %llu\n", m, (unsigned long long)c[SPC_GRANTS]);
+			printf("M %s_picks %llu\n", m, (unsigned long long)c[SPC_PICKS]);
+			printf("M %s_preempts %llu\n", m, (unsigned long long)c[SPC_PREEMPTS]);
+			printf("M %s_missed_readers %llu\n", m, (unsigned long long)c[SPC_MISSED_READERS]);
+			printf("M %s_revoke_budget %llu\n", m, (unsigned long long)c[SPC_REVOKE_BUDGET]);
+			printf("M %s_throttles %llu\n", m, (unsigned long long)c[SPC_THROTTLES]);
+			printf("M %s_fast_track_ms %.1f\n", m, c[SPC_FAST_TRACK_NS] / 1e6);
 			if (c[SPC_CRITICAL_WAITS])
-				printf("M on_blockers_per_wait %.2f\n",
+				printf("M %s_blockers_per_wait %.2f\n", m,
 				       (double)c[SPC_BLOCKERS_FOUND] / (double)c[SPC_CRITICAL_WAITS]);
 		}
 	}
@@ -485,7 +502,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nres; i++) {
 			if (!strcmp(res[i].mode, "off"))
 				off = &res[i];
-			if (!strcmp(res[i].mode, "on"))
+			if (!strcmp(res[i].mode, "on") || !strcmp(res[i].mode, "ext"))
 				on = &res[i];
 		}
 		if (!off || !on || !off->p999) {

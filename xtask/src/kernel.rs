@@ -188,7 +188,7 @@ pub fn cache_root() -> PathBuf {
     PathBuf::from(home).join(".cache/superpass")
 }
 
-fn tools_dir() -> PathBuf {
+pub fn tools_dir() -> PathBuf {
     cache_root().join("tools")
 }
 

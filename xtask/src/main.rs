@@ -4,6 +4,7 @@
 
 mod ci;
 mod demo;
+mod guest_service;
 mod insns;
 mod kernel;
 mod module;

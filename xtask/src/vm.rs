@@ -154,6 +154,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let ko = crate::module::build(&k)?;
         copy(&ko, &moddir.join("superpass.ko"))?;
     }
+    // Issue 6: the HAL service over binderfs, for the sp-service guest test.
+    if tests.iter().any(|t| t.name.starts_with("sp-service")) {
+        step("superpass-service, superpassctl, rsb_hub");
+        crate::guest_service::stage(&stage)?;
+    }
     // One boot per group, in the order the groups first appear.
     let mut groups: Vec<String> = Vec::new();
     for t in &tests {
