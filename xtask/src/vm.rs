@@ -25,6 +25,9 @@ Boots the SuperPass test kernel in QEMU and runs the guest tests:
   3. packs an initramfs: busybox-static, vm/guest/init.sh as /init, the tests
      vm/guest/tests/*.sh, the programs, the test modules (/lib/modules/sp/)
      and the kernel's own modules (/lib/modules/<release>/, for modprobe);
+     for sp-service also superpass-service, superpassctl, rsb_hub, rsb_device
+     (cargo install rsbinder-tools into the tools cache, once), the libraries
+     they link and rsb_hub's policy (xtask/src/guest_service.rs);
   4. boots qemu-system-x86_64 -accel tcg -smp 2 -m 1024 with two serial
      ports: ttyS0 is the kernel console (-> target/vm/<group>/kernel.log), ttyS1 the
      test output (-> target/vm/<group>/guest.log); one line per test:
