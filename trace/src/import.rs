@@ -1,10 +1,12 @@
 //! Detects a trace's format, decodes it and writes the SQLite database.
 
 use std::fmt;
-use std::path::Path;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, MAIN_DB};
 
+use crate::btree::Sink;
 use crate::events::{Diagnostics, Events};
 use crate::model::{self, Model};
 use crate::{ftrace_text, perfetto, schema};
@@ -74,6 +76,8 @@ pub struct Summary {
     pub superpass: usize,
     /// Skipped and repaired input.
     pub diag: Diagnostics,
+    /// How the tables were written.
+    pub writer: Writer,
 }
 
 impl fmt::Display for Summary {
@@ -111,6 +115,9 @@ impl fmt::Display for Summary {
         }
         for n in &d.notes {
             write!(f, "\n  note: {n}")?;
+        }
+        if let Writer::Sql(why) = &self.writer {
+            write!(f, "\n  written with SQL inserts: {why}")?;
         }
         Ok(())
     }
@@ -170,25 +177,38 @@ pub fn decode(buf: &[u8]) -> Result<(Format, Events), ImportError> {
     Ok((format, ev))
 }
 
-/// Decodes `buf` and writes every table into `conn`, which must be empty.
-pub fn import_into(buf: &[u8], conn: &mut Connection) -> Result<Summary, ImportError> {
-    let timing = std::env::var_os("SUPERPASS_TRACE_TIMING").is_some();
+/// How an import wrote the tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Writer {
+    /// The big tables laid out as b-tree pages directly (`btree.rs`): the normal path.
+    Pages,
+    /// SQL INSERTs through SQLite, for the reason given (requested, or the page writer
+    /// declined this trace or schema).
+    Sql(String),
+}
+
+fn timing() -> bool {
+    std::env::var_os("SUPERPASS_TRACE_TIMING").is_some()
+}
+
+/// Decodes `buf` and builds the rows.
+fn decode_model(buf: &[u8]) -> Result<(Format, Model), ImportError> {
     let t = std::time::Instant::now();
     let (format, ev) = decode(buf)?;
     let t_decode = t.elapsed();
-    let m: Model = model::build(ev);
-    let t_model = t.elapsed();
-    schema::create(conn)?;
-    schema::write(conn, &m)?;
-    if timing {
+    let m = model::build(ev);
+    if timing() {
         eprintln!(
-            "timing: decode {:?}, model {:?}, sqlite {:?}",
+            "timing: decode {:?}, model {:?}",
             t_decode,
-            t_model - t_decode,
-            t.elapsed() - t_model
+            t.elapsed() - t_decode
         );
     }
-    Ok(Summary {
+    Ok((format, m))
+}
+
+fn summary(format: Format, m: &Model, writer: Writer) -> Summary {
+    Summary {
         format,
         events: m.event_count,
         slices: m.slices.len(),
@@ -196,8 +216,38 @@ pub fn import_into(buf: &[u8], conn: &mut Connection) -> Result<Summary, ImportE
         thread_state: m.thread_state.len(),
         threads: m.threads.len(),
         superpass: m.superpass.len(),
-        diag: m.diag,
-    })
+        diag: m.diag.clone(),
+        writer,
+    }
+}
+
+/// Writes `m` into `conn` (empty) with SQL INSERTs.
+fn write_sql(conn: &mut Connection, m: &Model) -> Result<(), ImportError> {
+    let t = std::time::Instant::now();
+    schema::create(conn)?;
+    schema::write(conn, m)?;
+    if timing() {
+        eprintln!("timing: sqlite inserts {:?}", t.elapsed());
+    }
+    Ok(())
+}
+
+/// Builds the database image with the page writer, or says why it declined.
+fn build_image(m: &Model, sink: Option<Sink>) -> Result<Result<Vec<u8>, String>, ImportError> {
+    let t = std::time::Instant::now();
+    let img = schema::image(m, sink)?.map_err(|why| why.0);
+    if timing() {
+        eprintln!("timing: database image {:?}", t.elapsed());
+    }
+    Ok(img)
+}
+
+/// Decodes `buf` and writes every table into `conn`, which must be empty, with SQL INSERTs
+/// (the reference writer; [`import_in_memory`] and [`import_file`] lay out pages directly).
+pub fn import_into(buf: &[u8], conn: &mut Connection) -> Result<Summary, ImportError> {
+    let (format, m) = decode_model(buf)?;
+    write_sql(conn, &m)?;
+    Ok(summary(format, &m, Writer::Sql("requested".into())))
 }
 
 /// Sets pragmas for a one-shot bulk load (no journal: a failed import leaves a file to delete).
@@ -208,24 +258,130 @@ fn bulk_pragmas(conn: &Connection) -> rusqlite::Result<()> {
     )
 }
 
+/// The file an import writes before renaming it to `output`.
+fn partial_path(output: &Path) -> PathBuf {
+    let mut name = output.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".partial-{}", std::process::id()));
+    output.with_file_name(name)
+}
+
+/// Writes the database for `m` to the new file `path` and flushes it to disk.
+///
+/// The page writer's pages go to a writer thread over a bounded channel as they are built;
+/// it writes them and flushes every few MiB, so most of the disk writing overlaps the page
+/// building and the final `fsync` has little left to do.
+fn write_file(m: &Model, path: &Path) -> Result<Writer, ImportError> {
+    let file = std::fs::File::create(path)?;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>)>(8);
+    let writer = std::thread::spawn(move || -> std::io::Result<std::fs::File> {
+        let mut f = file;
+        let mut unsynced = 0;
+        for (offset, chunk) in rx {
+            f.seek(SeekFrom::Start(offset))?;
+            f.write_all(&chunk)?;
+            unsynced += chunk.len();
+            if unsynced >= 4 << 20 {
+                f.sync_data()?;
+                unsynced = 0;
+            }
+        }
+        Ok(f)
+    });
+    let sink: Sink = Box::new(move |offset, chunk| {
+        // A failed writer has hung up; its error is reported when it is joined.
+        let _ = tx.send((offset, chunk));
+    });
+    let built = build_image(m, Some(sink));
+    // The sink (and so the channel) is gone once the image is: the writer has finished.
+    let written = writer
+        .join()
+        .unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
+    match built? {
+        Ok(prefix) => {
+            let t = std::time::Instant::now();
+            let mut f = written?;
+            f.seek(SeekFrom::Start(0))?;
+            f.write_all(&prefix)?;
+            f.sync_all()?;
+            if timing() {
+                eprintln!("timing: final write and fsync {:?}", t.elapsed());
+            }
+            Ok(Writer::Pages)
+        }
+        Err(why) => {
+            drop(written);
+            std::fs::remove_file(path)?;
+            let mut conn = Connection::open(path)?;
+            bulk_pragmas(&conn)?;
+            write_sql(&mut conn, m)?;
+            conn.close().map_err(|(_, e)| e)?;
+            // synchronous = OFF: SQLite did not flush the file.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)?
+                .sync_all()?;
+            Ok(Writer::Sql(why))
+        }
+    }
+}
+
+/// Flushes the directory entry of `path` (a rename) to disk, where the platform allows it.
+fn sync_parent(path: &Path) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
 /// Imports the trace at `input` into a new database file at `output` (replacing it).
+///
+/// The database is written to `<output>.partial-<pid>` beside it, flushed to disk
+/// (`fsync`), and renamed over `output` only when complete, so `output` never holds a
+/// partial database. On any error the partial file is deleted and an existing `output` is
+/// left as it was.
 pub fn import_file(input: &Path, output: &Path) -> Result<Summary, ImportError> {
     let buf = std::fs::read(input)?;
-    if output.exists() {
-        std::fs::remove_file(output)?;
+    let (format, m) = decode_model(&buf)?;
+    drop(buf);
+    let partial = partial_path(output);
+    let r = write_file(&m, &partial).and_then(|w| {
+        std::fs::rename(&partial, output)?;
+        sync_parent(output);
+        Ok(w)
+    });
+    match r {
+        Ok(writer) => Ok(summary(format, &m, writer)),
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            Err(e)
+        }
     }
-    let mut conn = Connection::open(output)?;
-    bulk_pragmas(&conn)?;
-    let r = import_into(&buf, &mut conn);
-    if r.is_err() {
-        drop(conn);
-        let _ = std::fs::remove_file(output);
-    }
-    r
 }
 
 /// Imports `buf` into a new in-memory database.
 pub fn import_in_memory(buf: &[u8]) -> Result<(Connection, Summary), ImportError> {
+    let (format, m) = decode_model(buf)?;
+    let mut conn = Connection::open_in_memory()?;
+    let writer = match build_image(&m, None)? {
+        Ok(img) => {
+            conn.deserialize_read_exact(MAIN_DB, &img[..], img.len(), false)?;
+            Writer::Pages
+        }
+        Err(why) => {
+            bulk_pragmas(&conn)?;
+            write_sql(&mut conn, &m)?;
+            Writer::Sql(why)
+        }
+    };
+    Ok((conn, summary(format, &m, writer)))
+}
+
+/// Imports `buf` into a new in-memory database with SQL INSERTs only: the reference the
+/// page writer is tested against.
+pub fn import_in_memory_sql(buf: &[u8]) -> Result<(Connection, Summary), ImportError> {
     let mut conn = Connection::open_in_memory()?;
     bulk_pragmas(&conn)?;
     let s = import_into(buf, &mut conn)?;

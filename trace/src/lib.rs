@@ -16,6 +16,8 @@ pub mod wire;
 pub mod writer;
 
 #[cfg(feature = "db")]
+pub mod btree;
+#[cfg(feature = "db")]
 pub mod import;
 #[cfg(feature = "db")]
 pub mod model;

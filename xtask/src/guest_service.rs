@@ -74,8 +74,20 @@ fn ensure_rsbinder_tools() -> Result<[PathBuf; 2], String> {
     run(
         "cargo install rsbinder-tools",
         Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["install", "rsbinder-tools", "--version", RSBINDER_TOOLS_VERSION])
-            .args(["--locked", "--bin", "rsb_hub", "--bin", "rsb_device", "--root"])
+            .args([
+                "install",
+                "rsbinder-tools",
+                "--version",
+                RSBINDER_TOOLS_VERSION,
+            ])
+            .args([
+                "--locked",
+                "--bin",
+                "rsb_hub",
+                "--bin",
+                "rsb_device",
+                "--root",
+            ])
             .arg(&dir)
             .env_remove("CARGO_TARGET_DIR"),
     )?;
@@ -97,7 +109,11 @@ fn shared_libs(bin: &Path) -> Result<Vec<PathBuf>, String> {
     }
     let text = String::from_utf8_lossy(&out.stdout);
     if let Some(l) = text.lines().find(|l| l.contains("not found")) {
-        return Err(format!("{}: a library is missing: {}", bin.display(), l.trim()));
+        return Err(format!(
+            "{}: a library is missing: {}",
+            bin.display(),
+            l.trim()
+        ));
     }
     Ok(parse_ldd(&text))
 }
