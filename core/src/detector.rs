@@ -10,6 +10,10 @@
 use super::stats::{Counter, Stats};
 use super::tunables::{Tunables, LOCK_WAYS, MAX_CRITICAL, MAX_GRANTS, MAX_LOCK_SLOTS, MAX_READERS};
 use super::{LockId, LockKind, Nanos, Tid};
+use core::num::NonZeroU32;
+
+// A lock-table slot index fits in a `u8`.
+const _: () = assert!(MAX_LOCK_SLOTS <= 256);
 
 /// Waits tracked at once: every critical thread and every boosted task can wait on one lock.
 pub const MAX_WAITS: usize = MAX_CRITICAL + MAX_GRANTS;
@@ -67,11 +71,23 @@ pub struct Wait {
 }
 
 /// The blockers of one wait, in a fixed array.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// # Invariants
+///
+/// `len <= MAX_BLOCKERS`; only `tids[..len]` means anything (equality looks at nothing else).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Blockers {
     tids: [Tid; MAX_BLOCKERS],
     len: usize,
 }
+
+impl PartialEq for Blockers {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Blockers {}
 
 impl Blockers {
     /// The blockers found.
@@ -80,11 +96,26 @@ impl Blockers {
         &self.tids[..self.len]
     }
 
+    #[inline]
     fn push(&mut self, t: Tid) {
         if self.len < MAX_BLOCKERS && t > 0 && !self.as_slice().contains(&t) {
             self.tids[self.len] = t;
             self.len += 1;
         }
+    }
+
+    /// Keeps the blockers `keep` accepts (called once each, in order).
+    #[inline]
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(Tid) -> bool) {
+        let mut n = 0;
+        for i in 0..self.len {
+            let t = self.tids[i];
+            if keep(t) {
+                self.tids[n] = t;
+                n += 1;
+            }
+        }
+        self.len = n;
     }
 }
 
@@ -93,15 +124,30 @@ impl Blockers {
 /// # Invariants
 ///
 /// Each live lock id appears in at most one slot, inside the set it hashes to; `waits[..hi]`
-/// holds every live wait, each waiter at most once; `waiters` of a slot counts the live waits on it.
+/// holds every live wait, each waiter at most once; `waiters` of a slot counts the live waits on it;
+/// `wait_slot[j]` is the slot of live wait `j`'s lock, `None` if the lock is not tracked;
+/// `nsets` is `nslots / LOCK_WAYS`.
 #[derive(Clone, Debug)]
 pub struct Detector {
     locks: [LockSlot; MAX_LOCK_SLOTS],
     /// Effective table size (`lock_slots`), a multiple of [`LOCK_WAYS`].
     nslots: usize,
+    /// The number of sets, kept so that hashing divides by a known non-zero `u32`.
+    nsets: NonZeroU32,
     waits: [Option<Wait>; MAX_WAITS],
+    /// The lock slot each wait counted itself in, so that ending it needs no lookup: a slot with
+    /// waiters is never evicted or freed.
+    wait_slot: [Option<u8>; MAX_WAITS],
     /// One past the highest possibly-used wait slot.
     hi: usize,
+}
+
+/// The number of lock-table sets `t` asks for (at least one, even for an invalid `t`).
+const fn nsets_of(t: &Tunables) -> NonZeroU32 {
+    match NonZeroU32::new(t.lock_slots / LOCK_WAYS as u32) {
+        Some(n) => n,
+        None => NonZeroU32::MIN,
+    }
 }
 
 impl Detector {
@@ -110,7 +156,9 @@ impl Detector {
         Self {
             locks: [FREE_LOCK; MAX_LOCK_SLOTS],
             nslots: t.lock_slots as usize,
+            nsets: nsets_of(t),
             waits: [None; MAX_WAITS],
+            wait_slot: [None; MAX_WAITS],
             hi: 0,
         }
     }
@@ -120,15 +168,17 @@ impl Detector {
         // In place: a whole `Detector` temporary would take ~22 KiB of (kernel) stack.
         self.locks.fill(FREE_LOCK);
         self.nslots = t.lock_slots as usize;
+        self.nsets = nsets_of(t);
         self.waits.fill(None);
+        self.wait_slot.fill(None);
         self.hi = 0;
     }
 
     fn set_of(&self, lock: LockId) -> usize {
         // Kernel lock addresses are 8-byte aligned and cluster; mix the bits before reducing.
-        let h = (lock ^ (lock >> 17)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
-        let nsets = self.nslots / LOCK_WAYS;
-        (h as usize % nsets) * LOCK_WAYS
+        // The hash has 32 bits, so a 32-bit remainder is exact.
+        let h = ((lock ^ (lock >> 17)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32;
+        (h % self.nsets) as usize * LOCK_WAYS
     }
 
     fn find(&self, lock: LockId) -> Option<usize> {
@@ -140,6 +190,7 @@ impl Detector {
     }
 
     /// Finds `lock`'s slot or makes one, evicting the stalest idle-of-waiters entry of its set.
+    #[inline]
     fn find_or_insert(&mut self, now: Nanos, lock: LockId, st: &mut Stats) -> Option<usize> {
         if lock == 0 {
             return None;
@@ -257,12 +308,27 @@ impl Detector {
         st: &mut Stats,
     ) -> Blockers {
         let mut b = Blockers::default();
+        self.wait_start_into(now, w, owner, st, &mut b);
+        b
+    }
+
+    /// [`Detector::wait_start`], naming the blockers into `b` (empty on entry) in place: the
+    /// engine hands in its answer's storage, so the list is never copied.
+    #[inline(always)]
+    pub(crate) fn wait_start_into(
+        &mut self,
+        now: Nanos,
+        w: Wait,
+        owner: Option<Tid>,
+        st: &mut Stats,
+        b: &mut Blockers,
+    ) {
         // A task waits for one lock at a time: a new wait replaces a stale record.
         let mut free = None;
         for (j, x) in self.waits[..self.hi].iter().enumerate() {
             match x {
                 Some(old) if old.waiter == w.waiter => {
-                    self.wait_finish(w.waiter);
+                    self.end_stale_wait(j);
                     free = Some(j);
                     break;
                 }
@@ -271,16 +337,18 @@ impl Detector {
             }
         }
         let Some(slot) = free.or((self.hi < MAX_WAITS).then_some(self.hi)) else {
-            return b;
+            return;
         };
         self.waits[slot] = Some(w);
         self.hi = self.hi.max(slot + 1);
 
-        let Some(i) = self.find_or_insert(now, w.lock, st) else {
+        let found = self.find_or_insert(now, w.lock, st);
+        self.wait_slot[slot] = found.map(|i| i as u8);
+        let Some(i) = found else {
             if let Some(o) = owner {
                 b.push(o);
             }
-            return b;
+            return;
         };
         let s = &mut self.locks[i];
         s.touched = now;
@@ -308,23 +376,39 @@ impl Detector {
             b.tids[j] = b.tids[b.len - 1];
             b.len -= 1;
         }
-        b
     }
 
     /// Ends the wait of `waiter`, returning it.
+    #[inline(always)]
     pub fn wait_finish(&mut self, waiter: Tid) -> Option<Wait> {
         let j = self.waits[..self.hi]
             .iter()
             .position(|x| x.is_some_and(|w| w.waiter == waiter))?;
+        self.end_wait(j)
+    }
+
+    /// Ends the wait in slot `j`, returning it.
+    #[inline(always)]
+    fn end_wait(&mut self, j: usize) -> Option<Wait> {
         let w = self.waits[j].take()?;
         while self.hi > 0 && self.waits[self.hi - 1].is_none() {
             self.hi -= 1;
         }
-        if let Some(i) = self.find(w.lock) {
+        let i = match self.wait_slot[j] {
+            Some(i) if self.locks[i as usize].id == w.lock => Some(i as usize),
+            _ => self.find(w.lock),
+        };
+        if let Some(i) = i {
             self.locks[i].waiters = self.locks[i].waiters.saturating_sub(1);
             self.release_if_idle(i);
         }
         Some(w)
+    }
+
+    /// Ends a wait its task left without telling us, before the task's next wait replaces it.
+    #[cold]
+    fn end_stale_wait(&mut self, j: usize) {
+        self.end_wait(j);
     }
 
     /// The live wait of `waiter`, if any.
@@ -371,6 +455,18 @@ impl Detector {
             let waits = self.waits().filter(|w| w.lock == s.id).count();
             if waits != s.waiters as usize {
                 return Err("waiter count out of sync");
+            }
+        }
+        if self.nsets.get() as usize != self.nslots / LOCK_WAYS {
+            return Err("nsets out of sync");
+        }
+        for (j, w) in self.waits.iter().enumerate() {
+            let Some(w) = w else { continue };
+            if j >= self.hi {
+                return Err("live wait at or above hi");
+            }
+            if self.wait_slot[j].map(usize::from) != self.find(w.lock) {
+                return Err("wait's lock slot out of sync");
             }
         }
         Ok(())

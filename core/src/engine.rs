@@ -7,7 +7,7 @@
 
 use super::abi::{self, AbiError, Message, Request};
 use super::critical::CriticalSet;
-use super::detector::{Detector, Wait};
+use super::detector::{Blockers, Detector, Wait};
 use super::fasttrack::{Cx, FastTrack, GrantOutcome, Link};
 use super::filter::TidFilter;
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
@@ -92,30 +92,19 @@ impl Observer for NoObserver {}
 /// The tasks a lock wait boosted, which the platform must locate with [`Engine::enqueue`] if
 /// they are already on a runqueue (their enqueue happened before they were boosted).
 ///
-/// The list sits behind an `Option` so the common answer, "nothing", costs one store.
+/// The list sits behind an `Option` so the common answer, "nothing", costs one store; it is the
+/// wait's list of blockers, filtered in place, so naming them costs no second list.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Boosted(Option<BoostedList>);
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct BoostedList {
-    tids: [Tid; super::detector::MAX_BLOCKERS],
-    len: usize,
-}
+pub struct Boosted(Option<Blockers>);
 
 impl Boosted {
     /// The newly boosted tasks.
     #[inline]
     pub fn as_slice(&self) -> &[Tid] {
         match &self.0 {
-            Some(l) => &l.tids[..l.len],
+            Some(l) => l.as_slice(),
             None => &[],
         }
-    }
-
-    fn push(&mut self, t: Tid) {
-        let l = self.0.get_or_insert_with(BoostedList::default);
-        l.tids[l.len] = t;
-        l.len += 1;
     }
 }
 
@@ -318,11 +307,12 @@ impl<O: Observer> Engine<O> {
         kind: LockKind,
         owner: Option<Tid>,
     ) -> Boosted {
-        if !self.enabled || !self.critical_filter.may_contain(waiter) && !self.ft.is_boosted(waiter)
+        let mut out = Boosted::default();
+        if self.enabled && (self.critical_filter.may_contain(waiter) || self.ft.is_boosted(waiter))
         {
-            return Boosted::default();
+            self.wait_start_slow(now, waiter, lock, kind, owner, &mut out);
         }
-        self.wait_start_slow(now, waiter, lock, kind, owner)
+        out
     }
 
     #[inline(never)]
@@ -333,8 +323,8 @@ impl<O: Observer> Engine<O> {
         lock: LockId,
         kind: LockKind,
         owner: Option<Tid>,
-    ) -> Boosted {
-        let mut out = Boosted::default();
+        out: &mut Boosted,
+    ) {
         let (root, depth) = if self.critical.contains(waiter) {
             self.stats.bump(Counter::CriticalWaits);
             (waiter, 0)
@@ -342,7 +332,7 @@ impl<O: Observer> Engine<O> {
             self.stats.bump(Counter::ChainWaits);
             (r, d)
         } else {
-            return out;
+            return;
         };
         let w = Wait {
             waiter,
@@ -352,23 +342,27 @@ impl<O: Observer> Engine<O> {
             root,
             depth,
         };
-        let blockers = self.detector.wait_start(now, w, owner, &mut self.stats);
+        let blockers = out.0.insert(Blockers::default());
+        self.detector
+            .wait_start_into(now, w, owner, &mut self.stats, blockers);
         if blockers.as_slice().is_empty() {
             if depth == 0 {
                 self.stats.bump(Counter::NoBlockerKnown);
             }
-            return out;
+            out.0 = None;
+            return;
         }
-        for &b in blockers.as_slice() {
+        // What is left of the blockers is the newly boosted ones.
+        blockers.retain(|b| {
             self.stats.bump(Counter::BlockersFound);
             self.obs.block(now, waiter, b, lock, kind);
             if depth + 1 > self.tun.max_depth {
                 self.stats.bump(Counter::MissedDepth);
-                continue;
+                return false;
             }
             if b == root {
                 // The chain came back to the critical thread itself: boosting it is pointless.
-                continue;
+                return false;
             }
             let link = Link {
                 blocker: b,
@@ -377,12 +371,11 @@ impl<O: Observer> Engine<O> {
                 lock,
                 depth: depth + 1,
             };
-            let outcome = self.ft.grant(now, link, cx!(self));
-            if outcome == GrantOutcome::Boosted {
-                out.push(b);
-            }
+            self.ft.grant(now, link, cx!(self)) == GrantOutcome::Boosted
+        });
+        if blockers.as_slice().is_empty() {
+            out.0 = None;
         }
-        out
     }
 
     /// `waiter` stopped waiting for `lock` (`acquired` says whether it got it).
@@ -431,12 +424,7 @@ impl<O: Observer> Engine<O> {
         }
         self.detector.owner_released(now, lock, tid);
         if self.ft.is_boosted(tid) {
-            self.ft.revoke(
-                now,
-                RevokeReason::Released,
-                |g| g.blocker == tid && g.lock == lock,
-                cx!(self),
-            );
+            self.ft.revoke_held(now, tid, lock, cx!(self));
         }
     }
 
@@ -457,12 +445,7 @@ impl<O: Observer> Engine<O> {
         }
         self.detector.reader_released(now, lock, tid);
         if self.ft.is_boosted(tid) {
-            self.ft.revoke(
-                now,
-                RevokeReason::Released,
-                |g| g.blocker == tid && g.lock == lock,
-                cx!(self),
-            );
+            self.ft.revoke_held(now, tid, lock, cx!(self));
         }
     }
 
@@ -487,28 +470,50 @@ impl<O: Observer> Engine<O> {
     /// `tid` joined CPU `cpu`'s runqueue; returns true if that CPU should reschedule now.
     #[inline]
     pub fn enqueue(&mut self, now: Nanos, cpu: Cpu, tid: Tid) -> bool {
-        if !self.ft.is_boosted(tid) {
+        // The filter turns away almost every task; `FastTrack::enqueue` looks up the rest.
+        if !self.ft.may_be_boosted(tid) {
             return false;
         }
+        self.enqueue_slow(now, cpu, tid)
+    }
+
+    #[inline(never)]
+    fn enqueue_slow(&mut self, now: Nanos, cpu: Cpu, tid: Tid) -> bool {
         self.ft.enqueue(now, cpu, tid, cx!(self))
     }
 
     /// `tid` left CPU `cpu`'s runqueue.
     #[inline]
     pub fn dequeue(&mut self, now: Nanos, cpu: Cpu, tid: Tid) {
-        if self.ft.is_boosted(tid) {
-            self.ft.dequeue(now, cpu, tid, cx!(self));
+        // As in `enqueue`: `FastTrack::dequeue` looks up what the filter lets through.
+        if self.ft.may_be_boosted(tid) {
+            self.dequeue_slow(now, cpu, tid);
         }
+    }
+
+    #[inline(never)]
+    fn dequeue_slow(&mut self, now: Nanos, cpu: Cpu, tid: Tid) {
+        self.ft.dequeue(now, cpu, tid, cx!(self));
     }
 
     /// The task CPU `cpu` should run instead of the fair class's choice `fair_next`, if any.
     #[inline]
     pub fn pick(&mut self, now: Nanos, cpu: Cpu, prev: Tid, fair_next: Tid) -> Option<Tid> {
-        // Only asked when the CPU has fast-track work, so the common pick stays cheap.
+        let _ = prev;
+        // Most CPUs have no fast-track work: one test and out, before any context is built.
+        if !self.ft.has_work(cpu) {
+            return None;
+        }
+        self.pick_busy(now, cpu, fair_next)
+    }
+
+    #[inline(never)]
+    fn pick_busy(&mut self, now: Nanos, cpu: Cpu, fair_next: Tid) -> Option<Tid> {
+        // Only asked when the CPU could take the fast track, so the common pick stays cheap.
         let (filter, critical) = (&self.critical_filter, &self.critical);
         let protected = || filter.may_contain(fair_next) && critical.contains(fair_next);
         self.ft
-            .pick(now, cpu, prev, fair_next, protected, cx!(self))
+            .pick_busy(now, cpu as usize, fair_next, protected, cx!(self))
     }
 
     /// True if `tid` is registered as critical (cheap when it is not).
@@ -543,7 +548,15 @@ impl<O: Observer> Engine<O> {
     /// The tick on CPU `cpu` running `curr`; returns true if the CPU should reschedule.
     #[inline]
     pub fn tick(&mut self, now: Nanos, cpu: Cpu, curr: Tid) -> bool {
-        self.ft.tick(now, cpu, curr, cx!(self))
+        if !self.ft.has_work(cpu) {
+            return false;
+        }
+        self.tick_busy(now, cpu, curr)
+    }
+
+    #[inline(never)]
+    fn tick_busy(&mut self, now: Nanos, cpu: Cpu, curr: Tid) -> bool {
+        self.ft.tick_busy(now, cpu as usize, curr, cx!(self))
     }
 
     /// True if `tid` holds the fast track.

@@ -17,6 +17,22 @@ use super::stats::{Counter, Stats};
 use super::tunables::{Tunables, MAX_GRANTS, MAX_QUEUE};
 use super::{Cpu, LockId, Nanos, Tid, MAX_CPUS};
 
+// Each table's live slots are one `u64` mask.
+const _: () = assert!(MAX_GRANTS <= 64);
+
+/// The set bits of `m`, lowest first: the slots a table mask marks.
+#[inline(always)]
+fn bits(mut m: u64) -> impl Iterator<Item = usize> {
+    core::iter::from_fn(move || {
+        if m == 0 {
+            return None;
+        }
+        let i = m.trailing_zeros() as usize;
+        m &= m - 1;
+        Some(i)
+    })
+}
+
 /// Why a blocker holds the fast track.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Grant {
@@ -39,8 +55,9 @@ struct Boost {
     tid: Tid,
     /// Fast-tracked CPU time charged since the boost began.
     used: Nanos,
-    /// Live grants naming this task.
-    reasons: u16,
+    /// The slots of the live grants naming this task (bit `i`: `grants[i]`), so that its grants
+    /// are found without scanning the table.
+    grants: u64,
     /// The CPU whose queue holds it, if any.
     cpu: Option<u16>,
     /// The shallowest depth among its grants, and that grant's root.
@@ -130,16 +147,22 @@ pub struct Cx<'a, O: Observer> {
 /// # Invariants
 ///
 /// Every live grant's `boost` names a live boost whose `tid` is the grant's blocker; a boost's
-/// `reasons` counts its grants; a boost with `cpu == Some(c)` appears exactly once in CPU `c`'s
-/// queue and in no other; `filter` holds one membership per live boost; no live boost has
-/// `used >= budget_ns`.
+/// `grants` is exactly the set of slots of the grants naming it, and is never empty; bit `i` of
+/// `live_grants` (`live_boosts`) is set iff `grants[i]` (`boosts[i]`) is `Some`; `chain_grants`
+/// is the set of live grants of depth > 1; a boost with `cpu == Some(c)` appears exactly once in
+/// CPU `c`'s queue and in no other; a CPU's `running` names a live boost whose `cpu` is that CPU;
+/// CPUs at or above `nr_cpus` have an empty queue and run nothing; `filter` holds one membership
+/// per live boost; no live boost has `used >= budget_ns`.
 #[derive(Clone, Debug)]
 pub struct FastTrack {
     grants: [Option<Grant>; MAX_GRANTS],
     boosts: [Option<Boost>; MAX_GRANTS],
-    /// One past the highest live grant and boost slots: scans stop there.
-    ghi: usize,
-    bhi: usize,
+    /// Bit `i` is set iff `grants[i]` is live: scans visit live slots only, lowest first.
+    live_grants: u64,
+    /// Bit `i` is set iff `boosts[i]` is live.
+    live_boosts: u64,
+    /// The live grants of depth > 1: the only ones a collapsing chain can end.
+    chain_grants: u64,
     cpus: [PerCpu; MAX_CPUS],
     nr_cpus: usize,
     /// `throttle_window_ns`, and its `throttle_max_pct` share, derived once per tunables change.
@@ -155,8 +178,9 @@ impl FastTrack {
         Self {
             grants: [None; MAX_GRANTS],
             boosts: [None; MAX_GRANTS],
-            ghi: 0,
-            bhi: 0,
+            live_grants: 0,
+            live_boosts: 0,
+            chain_grants: 0,
             cpus: [IDLE_CPU; MAX_CPUS],
             nr_cpus: if n > MAX_CPUS { MAX_CPUS } else { n },
             window_ns: Tunables::DEFAULT.throttle_window_ns,
@@ -183,10 +207,21 @@ impl FastTrack {
         if !self.filter.may_contain(tid) {
             return None;
         }
-        self.boosts[..self.bhi]
-            .iter()
-            .position(|b| b.is_some_and(|b| b.tid == tid))
+        bits(self.live_boosts)
+            .find(|&i| self.boosts[i].is_some_and(|b| b.tid == tid))
             .map(|i| i as u8)
+    }
+
+    /// The slots of the live grants held by boost `bi` (none if it is not live).
+    #[inline]
+    fn grants_of(&self, bi: u8) -> u64 {
+        self.boosts[bi as usize].map_or(0, |b| b.grants)
+    }
+
+    /// False if `tid` certainly holds no fast track (one load and compare); true if it may.
+    #[inline(always)]
+    pub fn may_be_boosted(&self, tid: Tid) -> bool {
+        self.filter.may_contain(tid)
     }
 
     /// True if `tid` holds the fast track.
@@ -203,12 +238,22 @@ impl FastTrack {
 
     /// Every live grant.
     pub fn grants(&self) -> impl Iterator<Item = &Grant> + '_ {
-        self.grants.iter().flatten()
+        bits(self.live_grants).filter_map(|i| self.grants[i].as_ref())
     }
 
     /// The number of boosted tasks.
     pub fn boosted_count(&self) -> usize {
-        self.boosts.iter().flatten().count()
+        self.live_boosts.count_ones() as usize
+    }
+
+    /// True if CPU `cpu` has fast-track work: a queued or running boosted task.
+    ///
+    /// The one test the common pick and tick make; CPUs beyond `nr_cpus` never have work.
+    #[inline(always)]
+    pub fn has_work(&self, cpu: Cpu) -> bool {
+        self.cpus
+            .get(cpu as usize)
+            .is_some_and(|pc| pc.running.is_some() || pc.len != 0)
     }
 
     /// Fast-tracked CPU time `tid` has used in its current boost.
@@ -222,6 +267,7 @@ impl FastTrack {
     }
 
     /// Grants `link.blocker` the fast track because it blocks `link.via` on `link.lock`.
+    #[inline]
     pub fn grant<O: Observer>(
         &mut self,
         now: Nanos,
@@ -235,49 +281,48 @@ impl FastTrack {
             lock,
             depth,
         } = link;
-        let limit = cx.t.max_grants as usize;
-        let mut free = None;
-        for (i, g) in self.grants[..self.ghi].iter().enumerate() {
-            match g {
-                Some(g) if g.blocker == blocker && g.via == via && g.lock == lock => {
-                    return GrantOutcome::Exists
-                }
-                // Only slots below the current limit count: a hole left by a larger limit
-                // must not let the live count exceed a smaller one.
-                None if free.is_none() && i < limit => free = Some(i),
-                _ => {}
+        let existing = self.boost_of(blocker);
+        if let Some(bi) = existing {
+            // Every grant naming `blocker` is indexed by its boost: no table scan.
+            let same = |gi: usize| self.grants[gi].is_some_and(|g| g.via == via && g.lock == lock);
+            if bits(self.grants_of(bi)).any(same) {
+                return GrantOutcome::Exists;
             }
         }
-        let free = free.or((self.ghi < limit).then_some(self.ghi));
-        let Some(gi) = free else {
+        // The lowest free slot, if it is below the current limit: a hole left by a larger limit
+        // must not let the live count exceed a smaller one.
+        let gi = (!self.live_grants).trailing_zeros() as usize;
+        if gi >= (cx.t.max_grants as usize).min(MAX_GRANTS) {
             cx.st.bump(Counter::MissedGrants);
             return GrantOutcome::Missed;
-        };
-        let (bi, outcome) = match self.boost_of(blocker) {
-            Some(bi) => (bi, GrantOutcome::Added),
+        }
+        let (bi, outcome) = match existing {
+            Some(bi) => (bi as usize, GrantOutcome::Added),
             None => {
                 // There is always a free boost slot: boosts never outnumber grants.
-                let Some(bi) = self.boosts.iter().position(|b| b.is_none()) else {
+                let bi = (!self.live_boosts).trailing_zeros() as usize;
+                if bi >= MAX_GRANTS {
                     // Unreachable while boosts never outnumber grants; counted, not trusted.
                     cx.st.bump(Counter::MissedGrants);
                     return GrantOutcome::Missed;
-                };
+                }
                 self.boosts[bi] = Some(Boost {
                     tid: blocker,
                     used: 0,
-                    reasons: 0,
+                    grants: 0,
                     cpu: None,
                     depth,
                     root,
                 });
-                self.bhi = self.bhi.max(bi + 1);
+                self.live_boosts |= 1 << bi;
                 self.filter.insert(blocker);
                 cx.obs.boosted(now, blocker);
-                (bi as u8, GrantOutcome::Boosted)
+                (bi, GrantOutcome::Boosted)
             }
         };
-        let b = self.boosts[bi as usize].as_mut().expect("live boost");
-        b.reasons += 1;
+        let bit = 1u64 << gi;
+        let b = self.boosts[bi].as_mut().expect("live boost");
+        b.grants |= bit;
         if depth < b.depth {
             b.depth = depth;
             b.root = root;
@@ -288,9 +333,12 @@ impl FastTrack {
             root,
             lock,
             depth,
-            boost: bi,
+            boost: bi as u8,
         });
-        self.ghi = self.ghi.max(gi + 1);
+        self.live_grants |= bit;
+        if depth > 1 {
+            self.chain_grants |= bit;
+        }
         cx.st.bump(Counter::Grants);
         cx.obs.grant(now, blocker, via, root, lock, depth);
         outcome
@@ -304,14 +352,52 @@ impl FastTrack {
         pred: impl Fn(&Grant) -> bool,
         cx: &mut Cx<'_, O>,
     ) {
-        let mut ended_any = false;
-        for gi in 0..self.ghi {
+        let mut ended = 0;
+        for gi in bits(self.live_grants) {
             if self.grants[gi].is_some_and(|g| pred(&g)) {
-                self.drop_grant(now, gi, reason, cx);
-                ended_any = true;
+                ended |= 1 << gi;
             }
         }
-        if ended_any {
+        self.revoke_slots(now, reason, ended, cx);
+    }
+
+    /// Ends the grants `tid` holds for `lock` (it released the lock).
+    pub fn revoke_held<O: Observer>(
+        &mut self,
+        now: Nanos,
+        tid: Tid,
+        lock: LockId,
+        cx: &mut Cx<'_, O>,
+    ) {
+        let Some(bi) = self.boost_of(tid) else {
+            return;
+        };
+        let mut ended = 0;
+        for gi in bits(self.grants_of(bi)) {
+            if self.grants[gi].is_some_and(|g| g.lock == lock) {
+                ended |= 1 << gi;
+            }
+        }
+        self.revoke_slots(now, RevokeReason::Released, ended, cx);
+    }
+
+    /// Ends the live grants in slots `ended`, lowest first, then the chains they held up.
+    #[inline]
+    fn revoke_slots<O: Observer>(
+        &mut self,
+        now: Nanos,
+        reason: RevokeReason,
+        ended: u64,
+        cx: &mut Cx<'_, O>,
+    ) {
+        if ended == 0 {
+            return;
+        }
+        for gi in bits(ended) {
+            self.drop_grant(now, gi, reason, cx);
+        }
+        // Only a grant of depth > 1 hangs from a link that can vanish.
+        if self.chain_grants != 0 {
             self.collapse_chains(now, cx);
         }
     }
@@ -322,9 +408,9 @@ impl FastTrack {
     fn collapse_chains<O: Observer>(&mut self, now: Nanos, cx: &mut Cx<'_, O>) {
         for _ in 0..super::tunables::MAX_DEPTH {
             let mut changed = false;
-            for gi in 0..self.ghi {
+            for gi in bits(self.chain_grants) {
                 let Some(g) = self.grants[gi] else { continue };
-                if g.depth > 1 && !self.is_boosted(g.via) {
+                if !self.is_boosted(g.via) {
                     self.drop_grant(now, gi, RevokeReason::Chain, cx);
                     changed = true;
                 }
@@ -335,6 +421,7 @@ impl FastTrack {
         }
     }
 
+    #[inline]
     fn drop_grant<O: Observer>(
         &mut self,
         now: Nanos,
@@ -345,43 +432,35 @@ impl FastTrack {
         let Some(g) = self.grants[gi].take() else {
             return;
         };
-        while self.ghi > 0 && self.grants[self.ghi - 1].is_none() {
-            self.ghi -= 1;
-        }
+        let bit = 1u64 << gi;
+        self.live_grants &= !bit;
+        self.chain_grants &= !bit;
         cx.st.bump(reason.counter());
         cx.obs.revoke(now, g.blocker, reason);
         let bi = g.boost as usize;
         let Some(b) = self.boosts[bi].as_mut() else {
             return;
         };
-        b.reasons -= 1;
-        if b.reasons > 0 {
+        b.grants &= !bit;
+        if b.grants != 0 {
             // Re-derive the shallowest remaining link for future chain waits.
             let (mut depth, mut root) = (u32::MAX, b.root);
-            for x in self
-                .grants
-                .iter()
-                .flatten()
-                .filter(|x| x.boost as usize == bi)
-            {
+            for x in bits(b.grants).filter_map(|x| self.grants[x]) {
                 if x.depth < depth {
                     depth = x.depth;
                     root = x.root;
                 }
             }
-            let b = self.boosts[bi].as_mut().expect("live boost");
             b.depth = depth;
             b.root = root;
             return;
         }
         let b = self.boosts[bi].take().expect("live boost");
-        while self.bhi > 0 && self.boosts[self.bhi - 1].is_none() {
-            self.bhi -= 1;
-        }
+        self.live_boosts &= !(1 << bi);
         if let Some(c) = b.cpu {
-            self.cpus[c as usize].remove(bi as u8);
-        }
-        for pc in self.cpus[..self.nr_cpus].iter_mut() {
+            let pc = &mut self.cpus[c as usize];
+            pc.remove(bi as u8);
+            // Only the CPU whose queue holds a boost can be running it.
             if pc.running == Some(bi as u8) {
                 // The last stretch it ran still counts against the CPU's window and in the stats.
                 let dt = now.saturating_sub(pc.run_since);
@@ -417,7 +496,8 @@ impl FastTrack {
             self.roll_or_throttle(now, cpu, cx.st);
         }
         if let Some(bi) = over_budget {
-            self.revoke_budget(now, bi, cx);
+            // The context goes in parts, so that the common path never builds it in memory.
+            self.revoke_budget(now, bi, cx.t, cx.st, cx.obs);
         }
     }
 
@@ -437,11 +517,20 @@ impl FastTrack {
     }
 
     #[cold]
-    fn revoke_budget<O: Observer>(&mut self, now: Nanos, bi: u8, cx: &mut Cx<'_, O>) {
-        self.revoke(now, RevokeReason::Budget, |g| g.boost == bi, cx);
+    fn revoke_budget<O: Observer>(
+        &mut self,
+        now: Nanos,
+        bi: u8,
+        t: &Tunables,
+        st: &mut Stats,
+        obs: &mut O,
+    ) {
+        let ended = self.grants_of(bi);
+        self.revoke_slots(now, RevokeReason::Budget, ended, &mut Cx { t, st, obs });
     }
 
     /// `tid` is now on CPU `cpu`'s runqueue; returns true if that CPU should reschedule now.
+    #[inline]
     pub fn enqueue<O: Observer>(
         &mut self,
         now: Nanos,
@@ -484,6 +573,7 @@ impl FastTrack {
     }
 
     /// `tid` left CPU `cpu`'s runqueue (it blocked, or is migrating).
+    #[inline]
     pub fn dequeue<O: Observer>(&mut self, now: Nanos, cpu: Cpu, tid: Tid, cx: &mut Cx<'_, O>) {
         let Some(bi) = self.boost_of(tid) else { return };
         let cpu = cpu as usize;
@@ -506,8 +596,9 @@ impl FastTrack {
     /// Which task CPU `cpu` should run instead of the stock choice `fair_next`, if any.
     ///
     /// `prev` is the task that ran until now; its fast-track time is charged first. A
-    /// `protected` stock choice (a critical thread; asked only when there is fast-track work) is never displaced: the fast track exists to
-    /// serve critical threads, not to compete with them.
+    /// `protected` stock choice (a critical thread; asked only when the CPU could take the fast
+    /// track) is never displaced: the fast track exists to serve critical threads, not to compete
+    /// with them.
     #[inline(always)]
     pub fn pick<O: Observer>(
         &mut self,
@@ -519,22 +610,20 @@ impl FastTrack {
         cx: &mut Cx<'_, O>,
     ) -> Option<Tid> {
         let _ = prev;
-        let c = cpu as usize;
-        match self.cpus.get(c) {
-            Some(pc) if c < self.nr_cpus && (pc.running.is_some() || pc.len != 0) => {
-                self.pick_busy(now, c, fair_next, protected(), cx)
-            }
-            _ => None,
+        if !self.has_work(cpu) {
+            return None;
         }
+        self.pick_busy(now, cpu as usize, fair_next, protected, cx)
     }
 
-    #[inline(never)]
-    fn pick_busy<O: Observer>(
+    /// [`FastTrack::pick`] on a CPU with fast-track work.
+    #[inline(always)]
+    pub(crate) fn pick_busy<O: Observer>(
         &mut self,
         now: Nanos,
         cpu: usize,
         fair_next: Tid,
-        protected: bool,
+        protected: impl FnOnce() -> bool,
         cx: &mut Cx<'_, O>,
     ) -> Option<Tid> {
         self.charge(now, cpu, cx);
@@ -544,7 +633,7 @@ impl FastTrack {
             pc.running = None;
             return None;
         }
-        if protected {
+        if protected() {
             // The stock choice is a critical thread: let it run. If it is itself boosted (it
             // blocks another critical thread), its time counts against its budget.
             let bi = self
@@ -555,17 +644,15 @@ impl FastTrack {
             pc.run_since = now;
             return None;
         }
-        if pc.running == Some(pc.queue[0])
-            && pc.len > 1
-            && now.saturating_sub(pc.slice_start) >= slice
-        {
-            // Round-robin among boosted tasks once the head's slice is spent.
-            let n = pc.len as usize;
-            pc.queue[..n].rotate_left(1);
-            cx.st.bump(Counter::Rotations);
-        }
-        let head = pc.queue[0];
+        let mut head = pc.queue[0];
         if pc.running != Some(head) {
+            pc.slice_start = now;
+        } else if pc.len > 1 && now.saturating_sub(pc.slice_start) >= slice {
+            // Round-robin among boosted tasks once the head's slice is spent; the new head is
+            // another task (a boost is queued once), so its slice starts now.
+            pc.queue[..pc.len as usize].rotate_left(1);
+            cx.st.bump(Counter::Rotations);
+            head = pc.queue[0];
             pc.slice_start = now;
         }
         pc.running = Some(head);
@@ -642,17 +729,15 @@ impl FastTrack {
         curr: Tid,
         cx: &mut Cx<'_, O>,
     ) -> bool {
-        let c = cpu as usize;
-        match self.cpus.get(c) {
-            Some(pc) if c < self.nr_cpus && (pc.running.is_some() || pc.len != 0) => {
-                self.tick_busy(now, c, curr, cx)
-            }
-            _ => false,
+        if !self.has_work(cpu) {
+            return false;
         }
+        self.tick_busy(now, cpu as usize, curr, cx)
     }
 
-    #[inline(never)]
-    fn tick_busy<O: Observer>(
+    /// [`FastTrack::tick`] on a CPU with fast-track work.
+    #[inline(always)]
+    pub(crate) fn tick_busy<O: Observer>(
         &mut self,
         now: Nanos,
         c: usize,
@@ -683,16 +768,25 @@ impl FastTrack {
         if grants > t.max_grants as usize {
             return Err("more grants than max_grants");
         }
+        let mask = |live: &dyn Fn(usize) -> bool| {
+            (0..MAX_GRANTS)
+                .filter(|&i| live(i))
+                .fold(0u64, |m, i| m | 1 << i)
+        };
+        if self.live_grants != mask(&|i| self.grants[i].is_some()) {
+            return Err("live_grants out of sync");
+        }
+        if self.live_boosts != mask(&|i| self.boosts[i].is_some()) {
+            return Err("live_boosts out of sync");
+        }
+        if self.chain_grants != mask(&|i| self.grants[i].is_some_and(|g| g.depth > 1)) {
+            return Err("chain_grants out of sync");
+        }
         for (bi, b) in self.boosts.iter().enumerate() {
             let Some(b) = b else { continue };
-            let n = self
-                .grants
-                .iter()
-                .flatten()
-                .filter(|g| g.boost as usize == bi)
-                .count();
-            if n != b.reasons as usize || n == 0 {
-                return Err("boost reasons out of sync");
+            let mine = mask(&|i| self.grants[i].is_some_and(|g| g.boost as usize == bi));
+            if b.grants != mine || mine == 0 {
+                return Err("boost's grant index out of sync");
             }
             if self
                 .grants
@@ -726,7 +820,7 @@ impl FastTrack {
                 _ => return Err("queue membership out of sync"),
             }
         }
-        for pc in &self.cpus[..self.nr_cpus] {
+        for (c, pc) in self.cpus[..self.nr_cpus].iter().enumerate() {
             if pc.len as u32 > t.queue_cap {
                 return Err("queue over queue_cap");
             }
@@ -736,12 +830,21 @@ impl FastTrack {
             {
                 return Err("queue holds a dead boost");
             }
-            if pc
-                .running
-                .is_some_and(|bi| self.boosts[bi as usize].is_none())
-            {
-                return Err("running a dead boost");
+            if let Some(bi) = pc.running {
+                match self.boosts[bi as usize] {
+                    None => return Err("running a dead boost"),
+                    Some(b) if b.cpu != Some(c as u16) => {
+                        return Err("running a boost queued elsewhere")
+                    }
+                    Some(_) => {}
+                }
             }
+        }
+        if self.cpus[self.nr_cpus..]
+            .iter()
+            .any(|pc| pc.len != 0 || pc.running.is_some())
+        {
+            return Err("fast-track work beyond nr_cpus");
         }
         Ok(())
     }
@@ -813,6 +916,45 @@ mod tests {
         assert_eq!(ft.grant(2, link(8, 1), cx), GrantOutcome::Boosted);
         assert_eq!(ft.grant(2, link(9, 2), cx), GrantOutcome::Missed);
         assert_eq!(ft.grants().count(), 1);
+        ft.check(&t).unwrap();
+    }
+
+    #[test]
+    fn a_release_ends_that_locks_grants_and_the_chains_below_them() {
+        let t = Tunables::default();
+        let mut st = Stats::default();
+        let mut obs = NoObserver;
+        let cx = &mut Cx {
+            t: &t,
+            st: &mut st,
+            obs: &mut obs,
+        };
+        let mut ft = FastTrack::new(2);
+        // 5 blocks critical 1 on 0x10 and critical 2 on 0x20; 6 blocks 5 (a chain) on 0x30.
+        ft.grant(0, link(5, 1), cx);
+        let other = Link {
+            lock: 0x20,
+            ..link(5, 2)
+        };
+        ft.grant(0, other, cx);
+        let chain = Link {
+            blocker: 6,
+            via: 5,
+            root: 1,
+            lock: 0x30,
+            depth: 2,
+        };
+        ft.grant(0, chain, cx);
+        ft.check(&t).unwrap();
+        ft.revoke_held(1, 5, 0x10, cx);
+        assert!(ft.is_boosted(5) && ft.is_boosted(6), "5 still blocks 2");
+        assert_eq!(ft.grants().count(), 2);
+        ft.revoke_held(1, 5, 0x20, cx);
+        assert!(
+            !ft.is_boosted(5) && !ft.is_boosted(6),
+            "the chain fell with its link"
+        );
+        assert_eq!(ft.grants().count(), 0);
         ft.check(&t).unwrap();
     }
 
