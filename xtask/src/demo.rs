@@ -7,7 +7,7 @@
 //! binary is built, runs its report on them.
 
 use crate::kernel::{self, Variant};
-use crate::util::{root, wants_help};
+use crate::util::{root, target_dir, wants_help};
 use crate::vm;
 use std::fs;
 use std::process::Command;
@@ -124,13 +124,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
 
 /// Runs `superpass-trace report <on> --baseline <off>` if the binary is built.
 fn run_trace_report(out: &std::path::Path) {
-    let mut dirs = vec![root().join("target")];
-    if let Some(d) = std::env::var_os("CARGO_TARGET_DIR") {
-        dirs.insert(0, d.into());
-    }
-    let bin = dirs
-        .iter()
-        .flat_map(|d| ["release", "debug"].map(|p| d.join(p).join("superpass-trace")))
+    let bin = ["release", "debug"]
+        .map(|p| target_dir().join(p).join("superpass-trace"))
+        .into_iter()
         .find(|p| p.exists());
     for lock in ["mutex", "rwsem"] {
         let on = out.join(format!("inversion-{lock}-on.trace"));

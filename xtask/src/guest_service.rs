@@ -6,7 +6,7 @@
 //! initramfs at the paths the dynamic loader looks for them.
 
 use crate::kernel::tools_dir;
-use crate::util::{cargo, root, run};
+use crate::util::{cargo, root, run, target_dir};
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,9 +21,7 @@ pub fn stage(stage: &Path) -> Result<(), String> {
         "build superpass-service, superpassctl",
         cargo().args(["build", "-p", "superpass-service", "--bins"]),
     )?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
+    let target = target_dir();
     let ours = ["superpass-service", "superpassctl"].map(|b| target.join("debug").join(b));
     let theirs = ensure_rsbinder_tools()?;
     let bin = stage.join("bin");

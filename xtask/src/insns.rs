@@ -5,7 +5,7 @@
 //! function; its inclusive instruction count divided by N is the cost of one call, including the
 //! call itself.
 
-use crate::util::{cargo, root, run, wants_help};
+use crate::util::{cargo, run, target_dir, wants_help};
 use std::process::Command;
 
 const HELP: &str = "usage: cargo xtask insns [--iterations N]
@@ -49,7 +49,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             "hotpath_insns",
         ]),
     )?;
-    let bin = root().join("target/release/examples/hotpath_insns");
+    let bin = target_dir().join("release/examples/hotpath_insns");
     let list = Command::new(&bin)
         .arg("list")
         .output()

@@ -12,6 +12,14 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Cargo's target directory: `CARGO_TARGET_DIR` (relative to the workspace) or `target/`.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => root().join(d),
+        None => root().join("target"),
+    }
+}
+
 /// Runs `cmd`, printing it first and its duration after; a non-zero exit is an error.
 pub fn run(step: &str, cmd: &mut Command) -> Result<(), String> {
     eprintln!("==> {step}: {cmd:?}");
