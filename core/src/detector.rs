@@ -126,7 +126,8 @@ impl Blockers {
 /// Each live lock id appears in at most one slot, inside the set it hashes to; `waits[..hi]`
 /// holds every live wait, each waiter at most once; `waiters` of a slot counts the live waits on it;
 /// `wait_slot[j]` is the slot of live wait `j`'s lock, `None` if the lock is not tracked;
-/// `nsets` is `nslots / LOCK_WAYS`.
+/// `untracked` counts the live waits on a non-zero lock that is not tracked; `nsets` is
+/// `nslots / LOCK_WAYS`.
 #[derive(Clone, Debug)]
 pub struct Detector {
     locks: [LockSlot; MAX_LOCK_SLOTS],
@@ -140,6 +141,9 @@ pub struct Detector {
     wait_slot: [Option<u8>; MAX_WAITS],
     /// One past the highest possibly-used wait slot.
     hi: usize,
+    /// Live waits whose lock found no slot (its set was full of waited-on locks): a slot made
+    /// for that lock later adopts them, so its waiter count stays exact.
+    untracked: u16,
 }
 
 /// The number of lock-table sets `t` asks for (at least one, even for an invalid `t`).
@@ -160,6 +164,7 @@ impl Detector {
             waits: [None; MAX_WAITS],
             wait_slot: [None; MAX_WAITS],
             hi: 0,
+            untracked: 0,
         }
     }
 
@@ -172,6 +177,7 @@ impl Detector {
         self.waits.fill(None);
         self.wait_slot.fill(None);
         self.hi = 0;
+        self.untracked = 0;
     }
 
     fn set_of(&self, lock: LockId) -> usize {
@@ -225,7 +231,23 @@ impl Detector {
             touched: now,
             ..FREE_LOCK
         };
+        if self.untracked > 0 {
+            self.adopt_untracked(i);
+        }
         Some(i)
+    }
+
+    /// Counts the earlier, untracked waits on the lock that slot `i` now tracks.
+    #[cold]
+    fn adopt_untracked(&mut self, i: usize) {
+        let lock = self.locks[i].id;
+        for j in 0..self.hi {
+            if self.wait_slot[j].is_none() && self.waits[j].is_some_and(|w| w.lock == lock) {
+                self.wait_slot[j] = Some(i as u8);
+                self.locks[i].waiters += 1;
+                self.untracked -= 1;
+            }
+        }
     }
 
     fn release_if_idle(&mut self, i: usize) {
@@ -339,12 +361,15 @@ impl Detector {
         let Some(slot) = free.or((self.hi < MAX_WAITS).then_some(self.hi)) else {
             return;
         };
+        // Before the wait is stored, so that a new slot adopts only earlier waits.
+        let found = self.find_or_insert(now, w.lock, st);
         self.waits[slot] = Some(w);
         self.hi = self.hi.max(slot + 1);
-
-        let found = self.find_or_insert(now, w.lock, st);
         self.wait_slot[slot] = found.map(|i| i as u8);
         let Some(i) = found else {
+            if w.lock != 0 {
+                self.untracked += 1;
+            }
             if let Some(o) = owner {
                 b.push(o);
             }
@@ -394,13 +419,14 @@ impl Detector {
         while self.hi > 0 && self.waits[self.hi - 1].is_none() {
             self.hi -= 1;
         }
-        let i = match self.wait_slot[j] {
-            Some(i) if self.locks[i as usize].id == w.lock => Some(i as usize),
-            _ => self.find(w.lock),
-        };
-        if let Some(i) = i {
-            self.locks[i].waiters = self.locks[i].waiters.saturating_sub(1);
-            self.release_if_idle(i);
+        match self.wait_slot[j] {
+            Some(i) => {
+                let i = i as usize;
+                self.locks[i].waiters = self.locks[i].waiters.saturating_sub(1);
+                self.release_if_idle(i);
+            }
+            None if w.lock != 0 => self.untracked -= 1,
+            None => {}
         }
         Some(w)
     }
@@ -469,6 +495,13 @@ impl Detector {
                 return Err("wait's lock slot out of sync");
             }
         }
+        let untracked = self
+            .waits()
+            .filter(|w| w.lock != 0 && self.find(w.lock).is_none())
+            .count();
+        if untracked != self.untracked as usize {
+            return Err("untracked wait count out of sync");
+        }
         Ok(())
     }
 }
@@ -486,6 +519,41 @@ mod tests {
             root: waiter,
             depth: 0,
         }
+    }
+
+    #[test]
+    fn a_lock_tracked_late_counts_the_waits_that_began_untracked() {
+        // One set of LOCK_WAYS slots, each held by a waited-on lock: the next lock is untracked.
+        let t = Tunables {
+            lock_slots: LOCK_WAYS as u32,
+            ..Tunables::default()
+        };
+        let mut st = Stats::default();
+        let mut d = Detector::new(&t);
+        for k in 0..LOCK_WAYS as u64 {
+            d.wait_start(
+                1,
+                w(10 + k as Tid, 0x100 + 8 * k, LockKind::Mutex),
+                None,
+                &mut st,
+            );
+        }
+        let late = 0x9000;
+        d.wait_start(2, w(40, late, LockKind::Mutex), Some(50), &mut st);
+        assert!(
+            d.holders(late).is_none(),
+            "the set is full of waited-on locks"
+        );
+        d.check(&t).unwrap();
+        d.wait_finish(10).unwrap();
+        d.wait_start(3, w(41, late, LockKind::Mutex), Some(50), &mut st);
+        d.check(&t).unwrap();
+        d.wait_finish(40).unwrap();
+        assert!(d.holders(late).is_some(), "41 still waits on it");
+        d.wait_finish(41).unwrap();
+        d.owner_released(4, late, 50);
+        assert!(d.holders(late).is_none(), "freed once idle");
+        d.check(&t).unwrap();
     }
 
     #[test]
