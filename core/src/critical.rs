@@ -50,8 +50,19 @@ impl<const N: usize> CriticalSet<N> {
         self.position(tid).is_some()
     }
 
+    #[inline(always)]
     fn position(&self, tid: Tid) -> Option<usize> {
-        self.tids[..self.len].iter().position(|&t| t == tid)
+        // One compare per member, indexing the fixed array: the set holds two or three threads,
+        // so a slice bound and an unrolled prologue would cost more than the search.
+        let n = if self.len < N { self.len } else { N };
+        let mut i = 0;
+        while i < n {
+            if self.tids[i] == tid {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
     }
 
     /// The number of critical threads.

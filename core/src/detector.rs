@@ -124,10 +124,10 @@ impl Blockers {
 /// # Invariants
 ///
 /// Each live lock id appears in at most one slot, inside the set it hashes to; `waits[..hi]`
-/// holds every live wait, each waiter at most once; `waiters` of a slot counts the live waits on it;
-/// `wait_slot[j]` is the slot of live wait `j`'s lock, `None` if the lock is not tracked;
-/// `untracked` counts the live waits on a non-zero lock that is not tracked; `nsets` is
-/// `nslots / LOCK_WAYS`.
+/// holds every live wait, each waiter at most once, and `hi` is 0 or one past the last one;
+/// `waiters` of a slot counts the live waits on it; `wait_slot[j]` is the slot of live wait
+/// `j`'s lock, `None` if the lock is not tracked; `untracked` counts the live waits on a non-zero
+/// lock that is not tracked; `nsets` is `nslots / LOCK_WAYS`.
 #[derive(Clone, Debug)]
 pub struct Detector {
     locks: [LockSlot; MAX_LOCK_SLOTS],
@@ -139,7 +139,7 @@ pub struct Detector {
     /// The lock slot each wait counted itself in, so that ending it needs no lookup: a slot with
     /// waiters is never evicted or freed.
     wait_slot: [Option<u8>; MAX_WAITS],
-    /// One past the highest possibly-used wait slot.
+    /// One past the last live wait, 0 if there is none.
     hi: usize,
     /// Live waits whose lock found no slot (its set was full of waited-on locks): a slot made
     /// for that lock later adopts them, so its waiter count stays exact.
@@ -180,6 +180,7 @@ impl Detector {
         self.untracked = 0;
     }
 
+    #[inline(always)]
     fn set_of(&self, lock: LockId) -> usize {
         // Kernel lock addresses are 8-byte aligned and cluster; mix the bits before reducing.
         // The hash has 32 bits, so a 32-bit remainder is exact.
@@ -187,6 +188,7 @@ impl Detector {
         (h % self.nsets) as usize * LOCK_WAYS
     }
 
+    #[inline(always)]
     fn find(&self, lock: LockId) -> Option<usize> {
         if lock == 0 {
             return None;
@@ -403,6 +405,61 @@ impl Detector {
         }
     }
 
+    /// The wait slot [`Detector::wait_start`] would give a wait by `waiter` without replacing
+    /// one: `None` if `waiter` has a live wait or the wait table is full. Changes nothing.
+    #[inline(always)]
+    pub(crate) fn free_wait_slot(&self, waiter: Tid) -> Option<usize> {
+        // The first free slot below `hi`, else `hi`.
+        let mut free = None;
+        for (j, x) in self.waits[..self.hi].iter().enumerate() {
+            match x {
+                Some(old) if old.waiter == waiter => return None,
+                None if free.is_none() => free = Some(j),
+                _ => {}
+            }
+        }
+        free.or((self.hi < MAX_WAITS).then_some(self.hi))
+    }
+
+    /// [`Detector::wait_start`] for a mutex or futex wait `w` whose owner `o` (`o > 0`, not the
+    /// waiter) the platform named, in wait slot `j` from [`Detector::free_wait_slot`]: the same
+    /// records, and `o` is its one blocker.
+    #[inline(always)]
+    pub(crate) fn wait_start_owned(
+        &mut self,
+        now: Nanos,
+        j: usize,
+        w: Wait,
+        o: Tid,
+        st: &mut Stats,
+    ) {
+        // Before the wait is stored, so that a new slot adopts only earlier waits. A tracked
+        // lock is found by the probe alone; only a new one pays for the insertion.
+        let found = match self.find(w.lock) {
+            Some(i) => Some(i),
+            None => self.insert(now, w.lock, st),
+        };
+        self.waits[j] = Some(w);
+        self.hi = self.hi.max(j + 1);
+        self.wait_slot[j] = found.map(|i| i as u8);
+        match found {
+            Some(i) => {
+                let s = &mut self.locks[i];
+                s.touched = now;
+                s.waiters += 1;
+                s.owner = o;
+            }
+            None if w.lock != 0 => self.untracked += 1,
+            None => {}
+        }
+    }
+
+    /// [`Detector::find_or_insert`], out of line: the path of a lock not tracked yet.
+    #[inline(never)]
+    fn insert(&mut self, now: Nanos, lock: LockId, st: &mut Stats) -> Option<usize> {
+        self.find_or_insert(now, lock, st)
+    }
+
     /// Ends the wait of `waiter`, returning it.
     #[inline(always)]
     pub fn wait_finish(&mut self, waiter: Tid) -> Option<Wait> {
@@ -416,13 +473,19 @@ impl Detector {
     #[inline(always)]
     fn end_wait(&mut self, j: usize) -> Option<Wait> {
         let w = self.waits[j].take()?;
-        while self.hi > 0 && self.waits[self.hi - 1].is_none() {
-            self.hi -= 1;
+        // `hi` is one past the last live wait: only ending that one can leave free slots at the
+        // end of the range.
+        if j + 1 == self.hi {
+            self.hi = j;
+            while self.hi > 0 && self.waits[self.hi - 1].is_none() {
+                self.hi -= 1;
+            }
         }
         match self.wait_slot[j] {
             Some(i) => {
                 let i = i as usize;
-                self.locks[i].waiters = self.locks[i].waiters.saturating_sub(1);
+                // A live wait with a slot is counted in it, so the count is at least 1.
+                self.locks[i].waiters -= 1;
                 self.release_if_idle(i);
             }
             None if w.lock != 0 => self.untracked -= 1,
@@ -485,6 +548,9 @@ impl Detector {
         }
         if self.nsets.get() as usize != self.nslots / LOCK_WAYS {
             return Err("nsets out of sync");
+        }
+        if self.hi > 0 && self.waits[self.hi - 1].is_none() {
+            return Err("hi past the last live wait");
         }
         for (j, w) in self.waits.iter().enumerate() {
             let Some(w) = w else { continue };

@@ -92,18 +92,41 @@ impl Observer for NoObserver {}
 /// The tasks a lock wait boosted, which the platform must locate with [`Engine::enqueue`] if
 /// they are already on a runqueue (their enqueue happened before they were boosted).
 ///
-/// The list sits behind an `Option` so the common answer, "nothing", costs one store; it is the
-/// wait's list of blockers, filtered in place, so naming them costs no second list.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Boosted(Option<Blockers>);
+/// The common answers cost one or two stores: "nothing", and the one owner of a mutex. Any
+/// other answer is the wait's list of blockers, filtered in place, so naming them costs no
+/// second list. Two answers are equal when they name the same tasks in the same order.
+///
+/// # Invariants
+///
+/// An answer [`Engine::wait_start`] returns never holds an empty list: no tasks is `Nothing`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Boosted(Named);
+
+/// What a [`Boosted`] holds.
+#[derive(Clone, Copy, Debug, Default)]
+enum Named {
+    #[default]
+    Nothing,
+    One(Tid),
+    List(Blockers),
+}
+
+impl PartialEq for Boosted {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Boosted {}
 
 impl Boosted {
     /// The newly boosted tasks.
     #[inline]
     pub fn as_slice(&self) -> &[Tid] {
         match &self.0 {
-            Some(l) => l.as_slice(),
-            None => &[],
+            Named::Nothing => &[],
+            Named::One(t) => core::slice::from_ref(t),
+            Named::List(l) => l.as_slice(),
         }
     }
 }
@@ -310,13 +333,93 @@ impl<O: Observer> Engine<O> {
         let mut out = Boosted::default();
         if self.enabled && (self.critical_filter.may_contain(waiter) || self.ft.is_boosted(waiter))
         {
-            self.wait_start_slow(now, waiter, lock, kind, owner, &mut out);
+            match owner {
+                // A mutex or futex whose one owner the platform named: the common case.
+                Some(o)
+                    if o > 0
+                        && o != waiter
+                        && matches!(kind, LockKind::Mutex | LockKind::Futex) =>
+                {
+                    self.wait_start_owner(now, waiter, lock, kind, o, &mut out);
+                }
+                _ => self.wait_start_any(now, waiter, lock, kind, owner, &mut out),
+            }
         }
         out
     }
 
+    /// [`Engine::wait_start`] on a mutex or futex owned by `owner` (not the waiter).
     #[inline(never)]
-    fn wait_start_slow(
+    fn wait_start_owner(
+        &mut self,
+        now: Nanos,
+        waiter: Tid,
+        lock: LockId,
+        kind: LockKind,
+        owner: Tid,
+        out: &mut Boosted,
+    ) {
+        // The common case: a critical waiter and an owner not boosted yet. Every way that can
+        // go otherwise is ruled out before anything changes, so each one leaves the whole wait
+        // to the general path, and what is left cannot fail.
+        if self.tun.max_depth >= 1 && self.critical.contains(waiter) {
+            if let Some(j) = self.detector.free_wait_slot(waiter) {
+                if let Some(slots) = self.ft.fresh_slots(owner, &self.tun) {
+                    self.wait_start_owned(now, waiter, lock, kind, owner, j, slots, out);
+                    return;
+                }
+            }
+        }
+        self.wait_start_any(now, waiter, lock, kind, Some(owner), out);
+    }
+
+    /// What [`Engine::wait_start_any`] does, in the same order, when critical `waiter` waits on
+    /// `lock` (the wait to go in wait slot `j`) held by `owner`, who is not boosted and gets
+    /// grant and boost slots `slots`.
+    #[inline(always)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the fast path's precomputed slots"
+    )]
+    fn wait_start_owned(
+        &mut self,
+        now: Nanos,
+        waiter: Tid,
+        lock: LockId,
+        kind: LockKind,
+        owner: Tid,
+        j: usize,
+        slots: (usize, usize),
+        out: &mut Boosted,
+    ) {
+        self.stats.bump(Counter::CriticalWaits);
+        let w = Wait {
+            waiter,
+            lock,
+            kind,
+            start: now,
+            root: waiter,
+            depth: 0,
+        };
+        self.detector
+            .wait_start_owned(now, j, w, owner, &mut self.stats);
+        self.stats.bump(Counter::BlockersFound);
+        self.obs.block(now, waiter, owner, lock, kind);
+        let link = Link {
+            blocker: owner,
+            via: waiter,
+            root: waiter,
+            lock,
+            depth: 1,
+        };
+        self.ft.grant_fresh(now, slots, link, cx!(self));
+        out.0 = Named::One(owner);
+    }
+
+    /// [`Engine::wait_start`] for any waiter, lock kind and owner.
+    #[cold]
+    #[inline(never)]
+    fn wait_start_any(
         &mut self,
         now: Nanos,
         waiter: Tid,
@@ -342,14 +445,17 @@ impl<O: Observer> Engine<O> {
             root,
             depth,
         };
-        let blockers = out.0.insert(Blockers::default());
+        out.0 = Named::List(Blockers::default());
+        let Named::List(blockers) = &mut out.0 else {
+            return;
+        };
         self.detector
             .wait_start_into(now, w, owner, &mut self.stats, blockers);
         if blockers.as_slice().is_empty() {
             if depth == 0 {
                 self.stats.bump(Counter::NoBlockerKnown);
             }
-            out.0 = None;
+            out.0 = Named::Nothing;
             return;
         }
         // What is left of the blockers is the newly boosted ones.
@@ -374,7 +480,7 @@ impl<O: Observer> Engine<O> {
             self.ft.grant(now, link, cx!(self)) == GrantOutcome::Boosted
         });
         if blockers.as_slice().is_empty() {
-            out.0 = None;
+            out.0 = Named::Nothing;
         }
     }
 
@@ -392,12 +498,8 @@ impl<O: Observer> Engine<O> {
             self.stats.blocking.record(now.saturating_sub(w.start));
             self.stats
                 .add(Counter::BlockedNs, now.saturating_sub(w.start));
-            self.ft.revoke(
-                now,
-                RevokeReason::WaiterDone,
-                |g| g.root == waiter,
-                cx!(self),
-            );
+            self.ft
+                .revoke_root(now, waiter, RevokeReason::WaiterDone, cx!(self));
         } else {
             self.ft.revoke(
                 now,
