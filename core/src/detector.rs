@@ -7,6 +7,7 @@
 //! waiting on is evicted. Every blocker the bounds hide is counted (`missed_readers`,
 //! `missed_locks`), which is how the paper's claim that "a few readers are enough" is measured.
 
+use super::filter::TidFilter;
 use super::stats::{Counter, Stats};
 use super::tunables::{Tunables, LOCK_WAYS, MAX_CRITICAL, MAX_GRANTS, MAX_LOCK_SLOTS, MAX_READERS};
 use super::{LockId, LockKind, Nanos, Tid};
@@ -127,7 +128,8 @@ impl Blockers {
 /// holds every live wait, each waiter at most once, and `hi` is 0 or one past the last one;
 /// `waiters` of a slot counts the live waits on it; `wait_slot[j]` is the slot of live wait
 /// `j`'s lock, `None` if the lock is not tracked; `untracked` counts the live waits on a non-zero
-/// lock that is not tracked; `nsets` is `nslots / LOCK_WAYS`.
+/// lock that is not tracked; `waiting` holds one membership per live wait; `nsets` is
+/// `nslots / LOCK_WAYS`.
 #[derive(Clone, Debug)]
 pub struct Detector {
     locks: [LockSlot; MAX_LOCK_SLOTS],
@@ -144,6 +146,9 @@ pub struct Detector {
     /// Live waits whose lock found no slot (its set was full of waited-on locks): a slot made
     /// for that lock later adopts them, so its waiter count stays exact.
     untracked: u16,
+    /// The waiters of live waits, so that a wait whose task stopped mattering (unregistered,
+    /// or its boost ended while it waited) can still be ended cheaply when it finishes.
+    waiting: TidFilter,
 }
 
 /// The number of lock-table sets `t` asks for (at least one, even for an invalid `t`).
@@ -165,6 +170,7 @@ impl Detector {
             wait_slot: [None; MAX_WAITS],
             hi: 0,
             untracked: 0,
+            waiting: TidFilter::new(),
         }
     }
 
@@ -178,6 +184,7 @@ impl Detector {
         self.wait_slot.fill(None);
         self.hi = 0;
         self.untracked = 0;
+        self.waiting.clear();
     }
 
     #[inline(always)]
@@ -366,6 +373,7 @@ impl Detector {
         // Before the wait is stored, so that a new slot adopts only earlier waits.
         let found = self.find_or_insert(now, w.lock, st);
         self.waits[slot] = Some(w);
+        self.waiting.insert(w.waiter);
         self.hi = self.hi.max(slot + 1);
         self.wait_slot[slot] = found.map(|i| i as u8);
         let Some(i) = found else {
@@ -440,6 +448,7 @@ impl Detector {
             None => self.insert(now, w.lock, st),
         };
         self.waits[j] = Some(w);
+        self.waiting.insert(w.waiter);
         self.hi = self.hi.max(j + 1);
         self.wait_slot[j] = found.map(|i| i as u8);
         match found {
@@ -460,6 +469,12 @@ impl Detector {
         self.find_or_insert(now, lock, st)
     }
 
+    /// False if `waiter` certainly has no live wait; a few instructions.
+    #[inline(always)]
+    pub fn may_wait(&self, waiter: Tid) -> bool {
+        self.waiting.may_contain(waiter)
+    }
+
     /// Ends the wait of `waiter`, returning it.
     #[inline(always)]
     pub fn wait_finish(&mut self, waiter: Tid) -> Option<Wait> {
@@ -473,6 +488,7 @@ impl Detector {
     #[inline(always)]
     fn end_wait(&mut self, j: usize) -> Option<Wait> {
         let w = self.waits[j].take()?;
+        self.waiting.remove(w.waiter);
         // `hi` is one past the last live wait: only ending that one can leave free slots at the
         // end of the range.
         if j + 1 == self.hi {
@@ -567,6 +583,9 @@ impl Detector {
             .count();
         if untracked != self.untracked as usize {
             return Err("untracked wait count out of sync");
+        }
+        if self.waits().any(|w| !self.waiting.may_contain(w.waiter)) {
+            return Err("live waiter missing from the waiting filter");
         }
         Ok(())
     }

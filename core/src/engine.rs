@@ -487,7 +487,15 @@ impl<O: Observer> Engine<O> {
     /// `waiter` stopped waiting for `lock` (`acquired` says whether it got it).
     #[inline]
     pub fn wait_finish(&mut self, now: Nanos, waiter: Tid, lock: LockId, acquired: bool) {
-        if !self.enabled || !self.interesting(waiter) {
+        if !self.enabled {
+            return;
+        }
+        if !self.interesting(waiter) {
+            // Unregistered, or its boost ended, while it waited: its record would otherwise pin
+            // a wait slot and its lock's slot until the task exits.
+            if self.detector.may_wait(waiter) {
+                self.end_forgotten_wait(waiter);
+            }
             return;
         }
         let _ = (lock, acquired);
@@ -508,6 +516,11 @@ impl<O: Observer> Engine<O> {
                 cx!(self),
             );
         }
+    }
+
+    #[cold]
+    fn end_forgotten_wait(&mut self, waiter: Tid) {
+        self.detector.wait_finish(waiter);
     }
 
     /// `tid` now owns `lock` (mutex, futex, or rwsem as writer).

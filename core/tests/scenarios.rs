@@ -155,6 +155,30 @@ fn chains_follow_blockers_up_to_max_depth() {
 }
 
 #[test]
+fn a_wait_is_forgotten_when_it_ends_after_its_task_stopped_mattering() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.wait_start(MS + 1, 200, L2, LockKind::Mutex, Some(300));
+    // 100 gets L1: 200 is no longer boosted, but still waits on L2.
+    e.wait_finish(2 * MS, 100, L1, true);
+    assert!(!e.is_boosted(200));
+    assert!(e.detector().wait_of(200).is_some());
+    e.wait_finish(3 * MS, 200, L2, true);
+    assert!(
+        e.detector().wait_of(200).is_none(),
+        "a stale record would pin a wait slot and L2's slot until 200 exits"
+    );
+    ok(&e);
+    // The same for a critical thread unregistered while it waits.
+    e.wait_start(4 * MS, 100, L1, LockKind::Mutex, Some(200));
+    e.remove_critical(5 * MS, 100).unwrap();
+    e.wait_finish(6 * MS, 100, L1, true);
+    assert!(e.detector().wait_of(100).is_none());
+    assert_eq!(e.detector().waits().count(), 0);
+    ok(&e);
+}
+
+#[test]
 fn chain_collapses_when_a_middle_link_is_released() {
     let mut e = engine();
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
