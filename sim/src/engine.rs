@@ -2,6 +2,8 @@
 //!
 //! `seq` increases with every push, so events at the same time run in the order they were
 //! scheduled. Nothing random decides ties here; randomness lives in `crate::rng`.
+//! Completions (`Ev::Done`) wait in per-CPU slots beside the heap (see [`EventQueue`]);
+//! the order is the same.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -23,11 +25,108 @@ pub enum Ev {
     End,
 }
 
+/// A queued event. Ordered by `(time, seq)` alone: `seq` is unique, so the event itself
+/// never takes part in a comparison (as it never decided one in a `(time, seq, ev)` tuple).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// `time << 64 | seq`: one integer compare instead of a tuple compare.
+    key: u128,
+    ev: Ev,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
+    }
+}
+
+/// No event: an empty slot.
+const NONE: u128 = u128::MAX;
+
+/// One pending event per index (per CPU), with the earliest found without a heap.
+#[derive(Debug, Default)]
+struct Slots {
+    /// Per index: the event's key (`NONE` if none) and its payload.
+    keys: Vec<(u128, u32)>,
+    /// Index of the earliest slot (meaningless while `keys` is empty).
+    min: usize,
+}
+
+impl Slots {
+    /// Sets slot `i` to `key`, replacing what it held.
+    fn set(&mut self, i: usize, key: u128, data: u32) {
+        if i >= self.keys.len() {
+            self.keys.resize(i + 1, (NONE, 0));
+        }
+        let min_key = self.keys[self.min].0;
+        self.keys[i] = (key, data);
+        if key < min_key {
+            self.min = i;
+        } else if i == self.min {
+            // The earliest slot moved later: another may be earlier now.
+            self.rescan();
+        }
+    }
+
+    fn rescan(&mut self) {
+        let mut best = 0;
+        let mut best_key = NONE;
+        for (i, d) in self.keys.iter().enumerate() {
+            if d.0 < best_key {
+                best = i;
+                best_key = d.0;
+            }
+        }
+        self.min = best;
+    }
+
+    /// The earliest key (`NONE` if all are empty).
+    fn peek(&self) -> u128 {
+        self.keys.get(self.min).map_or(NONE, |d| d.0)
+    }
+
+    /// Empties the earliest slot: (index, key, payload).
+    fn take_min(&mut self) -> (usize, u128, u32) {
+        let i = self.min;
+        let (key, data) = self.keys[i];
+        self.keys[i].0 = NONE;
+        self.rescan();
+        (i, key, data)
+    }
+
+    fn len(&self) -> usize {
+        self.keys.iter().filter(|d| d.0 != NONE).count()
+    }
+}
+
 /// The event queue.
+///
+/// Completion events (`Ev::Done`) are not kept in the heap: each CPU has at most one live
+/// completion (a re-arm supersedes the previous one, which the loop would skip), so they
+/// sit in one slot per CPU and a re-arm overwrites the slot instead of pushing. `pop` takes
+/// the earlier of the heap's top and the earliest slot; keys are unique (`seq`), so the
+/// order is the same `(time, seq)` order as with every completion in the heap. (Ticks,
+/// also one per CPU, measured slower in slots than in the heap, so they stay there.)
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    heap: BinaryHeap<Reverse<Entry>>,
     seq: u64,
+    /// Per CPU: the live completion (payload: its generation).
+    done: Slots,
 }
 
 impl EventQueue {
@@ -36,27 +135,39 @@ impl EventQueue {
         EventQueue {
             heap: BinaryHeap::with_capacity(n),
             seq: 0,
+            done: Slots::default(),
         }
     }
 
     /// Schedules `ev` at time `t` (ns).
     pub fn push(&mut self, t: u64, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Reverse((t, self.seq, ev)));
+        let key = (t as u128) << 64 | self.seq as u128;
+        match ev {
+            Ev::Done(cpu, gen) => self.done.set(cpu as usize, key, gen),
+            _ => self.heap.push(Reverse(Entry { key, ev })),
+        }
     }
 
     /// The earliest event, ties in push order.
     pub fn pop(&mut self) -> Option<(u64, Ev)> {
-        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+        let h = self.heap.peek().map_or(NONE, |Reverse(e)| e.key);
+        if self.done.peek() < h {
+            let (c, key, gen) = self.done.take_min();
+            return Some(((key >> 64) as u64, Ev::Done(c as u32, gen)));
+        }
+        self.heap
+            .pop()
+            .map(|Reverse(e)| ((e.key >> 64) as u64, e.ev))
     }
 
-    /// Pending events.
+    /// Pending events (superseded completions are not kept).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.done.len()
     }
 
     /// Whether no events are pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }

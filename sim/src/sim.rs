@@ -88,6 +88,11 @@ pub struct Sim {
     tie: Stream,
     out: Vec<Action>,
     resched: u64,
+    /// Entries on all runqueues' `fair` and `rt` lists together (balancing skips its scan
+    /// when zero).
+    queued: u32,
+    /// CPUs with nothing current (`World::idle_mask`, kept up to date where `curr` changes).
+    idle: u64,
     scratch: Vec<TaskIdx>,
     vsync_period: Option<u64>,
     deadline_ns: u64,
@@ -251,6 +256,8 @@ impl Sim {
             tie: Stream::new(seed, 0),
             out: Vec::with_capacity(16),
             resched: 0,
+            queued: 0,
+            idle: if nr >= 64 { u64::MAX } else { (1u64 << nr) - 1 },
             scratch: Vec::with_capacity(16),
             vsync_period: sc.vsync_hz.map(|hz| (1e9 / hz) as u64),
             deadline_ns: sc
@@ -473,8 +480,28 @@ impl Sim {
         r.policy_stats = self.policy.stats();
     }
 
-    /// Applies the actions a policy pushed.
+    /// As [`Self::apply`]; true if a pushed action could change what the fair pick on a CPU
+    /// being picked for sees. Only `SetEff`/`SetBase` can: `Resched` and the grant slices
+    /// change no task, and a `Charge` accounts a CPU's running task, which is not queued
+    /// (the CPU being picked for has none running while it picks).
+    fn apply_changed(&mut self) -> bool {
+        let changed = self
+            .out
+            .iter()
+            .any(|a| matches!(a, Action::SetEff(..) | Action::SetBase(..)));
+        self.apply();
+        changed
+    }
+
+    /// Applies the actions a policy pushed (usually none: checked inline, without a call).
+    #[inline(always)]
     fn apply(&mut self) {
+        if !self.out.is_empty() {
+            self.apply_actions();
+        }
+    }
+
+    fn apply_actions(&mut self) {
         while let Some(a) = self.out.pop() {
             match a {
                 Action::SetEff(t, s) => self.set_eff(t, s),
@@ -490,7 +517,10 @@ impl Sim {
                     // what remains. No slice-expiry check here: a hook running does not
                     // make the kernel re-evaluate the pick, and checking would preempt
                     // tasks at lock operations (where hooks fire) instead of at the tick.
-                    self.account(c, false);
+                    // (Accounting at an instant already accounted changes nothing.)
+                    if self.w.rqs[c as usize].last_update != self.w.now {
+                        self.account(c, false);
+                    }
                     let rq = &mut self.w.rqs[c as usize];
                     rq.debt += ns;
                     rq.policy_ns += ns;
@@ -531,7 +561,12 @@ impl Sim {
             let task = &mut self.w.tasks[ti];
             let prog = &self.progs[task.prog as usize];
             let op = prog[task.pc as usize];
-            task.pc = (task.pc + 1) % prog.len() as u32;
+            // `pc < len`, so this is `(pc + 1) % len` without a division.
+            task.pc = if task.pc + 1 == prog.len() as u32 {
+                0
+            } else {
+                task.pc + 1
+            };
             let cpu = task.cpu;
             match op {
                 Op::Compute(d) => {
@@ -924,6 +959,21 @@ impl Sim {
                 self.violations
                     .push(format!("t={} lock {i}: {holders} holders", w.now));
             }
+        }
+        if self.idle != w.idle_mask() {
+            self.violations.push(format!(
+                "t={} idle mask {:#x} but {:#x} idle",
+                w.now,
+                self.idle,
+                w.idle_mask()
+            ));
+        }
+        let queued: usize = w.rqs.iter().map(|rq| rq.fair.len() + rq.rt.len()).sum();
+        if queued != self.queued as usize {
+            self.violations.push(format!(
+                "t={} queued count {} but {queued} queued",
+                w.now, self.queued
+            ));
         }
         // Work conservation: no idle CPU while a runnable task allowed there waits.
         let idle = w.idle_mask();

@@ -11,7 +11,6 @@ use super::{Action, LockEvent, Policy, PolicyStats};
 use crate::locks::TaskIdx;
 use crate::sched::World;
 use crate::workload::ThreadRole;
-use std::collections::HashMap;
 use superpass_core::{Engine, LockId, Nanos, Observer, RevokeReason, Role, Tid};
 
 /// CPU time charged per hook call: LAVD's measured cost of a tracepoint probe (130 ns),
@@ -42,7 +41,8 @@ impl Observer for Recorder {
 /// The SuperPass policy.
 pub struct SuperPass {
     engine: Option<Engine<Recorder>>,
-    idx: HashMap<Tid, TaskIdx>,
+    /// Task index by tid (`Tid` → position), for mapping the engine's answers back.
+    idx: TidIndex,
     hook_ns: u64,
     calls: u64,
 }
@@ -58,7 +58,7 @@ impl SuperPass {
     pub fn new() -> Self {
         SuperPass {
             engine: None,
-            idx: HashMap::new(),
+            idx: TidIndex::default(),
             hook_ns: HOOK_NS,
             calls: 0,
         }
@@ -81,7 +81,20 @@ impl SuperPass {
     }
 
     /// Turns boost changes into trace slices and reschedules where a newly boosted task waits.
+    /// Inline, so the common case (no boost changes) costs no call on every hook.
+    #[inline(always)]
     fn drain(&mut self, w: &World, out: &mut Vec<Action>) {
+        if self
+            .engine
+            .as_ref()
+            .is_some_and(|e| !e.observer().events.is_empty())
+        {
+            self.drain_events(w, out);
+        }
+    }
+
+    #[cold]
+    fn drain_events(&mut self, w: &World, out: &mut Vec<Action>) {
         let Some(e) = self.engine.as_mut() else {
             return;
         };
@@ -102,6 +115,39 @@ impl SuperPass {
             e.observer_mut().events = evs;
         }
         let _ = w;
+    }
+}
+
+/// Tid → task index, as a table indexed by `tid - min tid` (tids are small and dense in
+/// the simulator), instead of a SipHash map on the hook paths.
+#[derive(Debug, Default)]
+struct TidIndex {
+    base: Tid,
+    slots: Vec<TaskIdx>,
+}
+
+impl TidIndex {
+    const NONE: TaskIdx = TaskIdx::MAX;
+
+    fn new(tids: impl Iterator<Item = Tid> + Clone) -> Self {
+        let Some(base) = tids.clone().min() else {
+            return TidIndex::default();
+        };
+        let max = tids.clone().max().unwrap_or(base);
+        let mut slots = vec![Self::NONE; (max - base) as usize + 1];
+        for (i, tid) in tids.enumerate() {
+            // Tids are unique (Sim::new hands them out in increasing order).
+            slots[(tid - base) as usize] = i as TaskIdx;
+        }
+        TidIndex { base, slots }
+    }
+
+    fn get(&self, tid: &Tid) -> Option<&TaskIdx> {
+        let off = tid.checked_sub(self.base)?;
+        usize::try_from(off)
+            .ok()
+            .and_then(|o| self.slots.get(o))
+            .filter(|&&i| i != Self::NONE)
     }
 }
 
@@ -128,12 +174,7 @@ impl Policy for SuperPass {
         e.set_critical(w.now, &crit)
             .expect("critical set fits the default tunables");
         e.set_enabled(w.now, true);
-        self.idx = w
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.tid, i as TaskIdx))
-            .collect();
+        self.idx = TidIndex::new(w.tasks.iter().map(|t| t.tid));
         self.engine = Some(e);
     }
 

@@ -18,7 +18,12 @@ pub fn weight(nice: i32) -> u64 {
 
 /// A wall-time amount converted to virtual time at `weight`.
 pub fn to_virtual(ns: u64, weight: u64) -> i64 {
-    (ns as u128 * 1024 / weight as u128) as i64
+    // u64 arithmetic when `ns * 1024` fits (always, in practice): the same quotient without
+    // a 128-bit division.
+    match ns.checked_mul(1024) {
+        Some(n) => (n / weight) as i64,
+        None => (ns as u128 * 1024 / weight as u128) as i64,
+    }
 }
 
 /// The fair entities counted on `rq`: queued tasks plus the running donor if fair.
@@ -31,6 +36,35 @@ fn entities<'a>(rq: &'a Rq, tasks: &'a [Task]) -> impl Iterator<Item = TaskIdx> 
 
 /// The load-weighted average vruntime `V` of `rq` (its own clock if empty).
 pub fn avg_vruntime(rq: &Rq, tasks: &[Task]) -> i64 {
+    // Exact i64 sums when nothing overflows (the common case); otherwise the i128 sums
+    // below. Both are exact, so the result is the same.
+    let mut reference = None;
+    let (mut sw, mut swv) = (0i64, 0i64);
+    let mut fits = true;
+    for t in entities(rq, tasks) {
+        let t = &tasks[t as usize];
+        let r = *reference.get_or_insert(t.vruntime);
+        let term = t
+            .vruntime
+            .checked_sub(r)
+            .and_then(|d| d.checked_mul(t.weight as i64));
+        match term.and_then(|x| swv.checked_add(x)) {
+            Some(v) => {
+                swv = v;
+                sw += t.weight as i64;
+            }
+            None => {
+                fits = false;
+                break;
+            }
+        }
+    }
+    if fits {
+        return match reference {
+            None => rq.vclock,
+            Some(r) => r + swv / sw,
+        };
+    }
     let mut reference = None;
     let (mut sw, mut swv) = (0i128, 0i128);
     for t in entities(rq, tasks) {
@@ -41,7 +75,11 @@ pub fn avg_vruntime(rq: &Rq, tasks: &[Task]) -> i64 {
     }
     match reference {
         None => rq.vclock,
-        Some(r) => r + (swv / sw) as i64,
+        // i64 division when both fit (the common case): same truncated quotient as i128.
+        Some(r) => match (i64::try_from(swv), i64::try_from(sw)) {
+            (Ok(a), Ok(b)) => r + a / b,
+            _ => r + (swv / sw) as i64,
+        },
     }
 }
 

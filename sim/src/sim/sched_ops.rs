@@ -72,7 +72,13 @@ impl Sim {
             return;
         }
         let cap = rq.cap as u64;
-        let at = self.w.now + rq.debt + rem.div_ceil(cap);
+        // `rem.div_ceil(cap)`, by shifting for the usual power-of-two capacities.
+        let wall = if cap.is_power_of_two() {
+            (rem >> cap.trailing_zeros()) + u64::from(rem & (cap - 1) != 0)
+        } else {
+            rem.div_ceil(cap)
+        };
+        let at = self.w.now + rq.debt + wall;
         let gen = rq.gen;
         self.q.push(at, Ev::Done(cpu, gen));
     }
@@ -102,6 +108,7 @@ impl Sim {
         let rq = &mut self.w.rqs[cpu as usize];
         let curr = rq.curr.take();
         let donor = rq.donor.take();
+        self.idle |= 1 << cpu;
         for t in [donor, curr.filter(|&c| Some(c) != donor)]
             .into_iter()
             .flatten()
@@ -120,6 +127,7 @@ impl Sim {
             } else {
                 rq.fair.push(t);
             }
+            self.queued += 1;
         }
     }
 
@@ -157,7 +165,7 @@ impl Sim {
                 None => {
                     let n = fair::pick(rq, &self.w.tasks);
                     let o = self.policy.pick_fair(&self.w, cpu, prev, n, &mut self.out);
-                    self.apply();
+                    let changed = self.apply_changed();
                     let rq = &self.w.rqs[cpu as usize];
                     match o {
                         Some(t)
@@ -166,6 +174,8 @@ impl Sim {
                         {
                             Some(t)
                         }
+                        // Nothing the pick reads changed since `n`: it would pick `n` again.
+                        _ if !changed => n,
                         _ => fair::pick(rq, &self.w.tasks),
                     }
                 }
@@ -204,8 +214,10 @@ impl Sim {
         let rq = &mut self.w.rqs[cpu as usize];
         if let Some(i) = rq.fair.iter().position(|&x| x == t) {
             rq.fair.remove(i);
+            self.queued -= 1;
         } else if let Some(i) = rq.rt.iter().position(|&x| x == t) {
             rq.rt.remove(i);
+            self.queued -= 1;
         }
     }
 
@@ -216,6 +228,11 @@ impl Sim {
         let rq = &mut self.w.rqs[cpu as usize];
         rq.curr = exec;
         rq.donor = donor;
+        if exec.is_some() {
+            self.idle &= !(1 << cpu);
+        } else {
+            self.idle |= 1 << cpu;
+        }
         if let Some(e) = exec {
             self.w.tasks[e as usize].state = State::Running;
         }
@@ -310,6 +327,7 @@ impl Sim {
             fair::place(task, v, slice);
             rq.fair.push(t);
         }
+        self.queued += 1;
         self.policy.enqueue(&self.w, cpu, t, &mut self.out);
         self.apply();
     }
@@ -391,7 +409,7 @@ impl Sim {
         let task = &self.w.tasks[t as usize];
         let (allowed, prev, is_rt, big) =
             (task.allowed, task.cpu, task.eff.is_rt(), task.prefer_big);
-        let idle = self.w.idle_mask();
+        let idle = self.idle;
         if is_rt {
             return self.select_rt(t);
         }
@@ -515,6 +533,7 @@ impl Sim {
             } else {
                 rq.fair.push(t);
             }
+            self.queued += 1;
             if self.w.tasks[t as usize].state == State::Runnable {
                 self.check_preempt(cpu, t);
             }
@@ -525,12 +544,33 @@ impl Sim {
 
     /// Pulls waiting tasks to idle CPUs; true if anything moved.
     fn balance(&mut self) -> bool {
-        let idle = self.w.idle_mask();
-        if idle == 0 {
+        let idle = self.idle;
+        if idle == 0 || self.queued == 0 {
+            return false; // no idle CPU, or nothing waits on any runqueue
+        }
+        // The CPUs some queued runnable task may move to. Moves below neither change which
+        // tasks are queued and runnable nor their masks, so `want` bounds the candidates
+        // for the whole loop; a CPU outside it has none.
+        let mut want = 0u64;
+        for rq in &self.w.rqs {
+            for &t in &rq.rt {
+                let task = &self.w.tasks[t as usize];
+                if task.state == State::Runnable {
+                    want |= task.allowed;
+                }
+            }
+            for &t in &rq.fair {
+                let task = &self.w.tasks[t as usize];
+                if task.state == State::Runnable {
+                    want |= task.allowed;
+                }
+            }
+        }
+        if idle & want == 0 {
             return false;
         }
         let mut moved = false;
-        for c in bits(idle) {
+        for c in bits(idle & want) {
             if !self.w.rqs[c as usize].is_idle() {
                 continue;
             }
