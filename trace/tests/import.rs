@@ -249,13 +249,7 @@ proptest! {
         flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
         cut in any::<prop::sample::Index>(),
     ) {
-        let mut bytes = common::pftrace();
-        for (i, b) in flips {
-            let i = i.index(bytes.len());
-            bytes[i] = b;
-        }
-        let cut = cut.index(bytes.len() + 1);
-        bytes.truncate(cut);
+        let bytes = common::damaged_pftrace(flips, cut);
         let mut ev = Events::default();
         let _ = perfetto::decode(&bytes, &mut ev);
         // The whole pipeline too: model building and SQLite must take whatever decoded.

@@ -193,3 +193,19 @@ pub const US: i64 = 1000;
 
 /// Text timestamps are offset by 5 s.
 pub const TEXT_OFFSET: i64 = 5_000_000_000;
+
+/// [`pftrace`] damaged for the fuzz-style tests: each `(at, byte)` of `flips` overwrites one
+/// byte (positions taken modulo the length), then the trace is cut to `cut` bytes.
+pub fn damaged_pftrace(
+    flips: Vec<(proptest::sample::Index, u8)>,
+    cut: proptest::sample::Index,
+) -> Vec<u8> {
+    let mut bytes = pftrace();
+    for (i, b) in flips {
+        let i = i.index(bytes.len());
+        bytes[i] = b;
+    }
+    let cut = cut.index(bytes.len() + 1);
+    bytes.truncate(cut);
+    bytes
+}
