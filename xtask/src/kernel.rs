@@ -54,33 +54,6 @@ const SOURCE_PKG: &str = "linux-source-6.12";
 const SOURCE_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
 const BINDGEN_VERSION: &str = "0.69.5";
 
-/// Debian packages the kernel build, the guest programs and QEMU need.
-pub const APT_PACKAGES: &[&str] = &[
-    "linux-source-6.12",
-    "rustc-web",
-    "rust-web-src",
-    "clang-19",
-    "llvm-19",
-    "lld-19",
-    "libclang-19-dev",
-    "qemu-system-x86",
-    "busybox-static",
-    "libelf-dev",
-    "bc",
-    "flex",
-    "bison",
-    "libssl-dev",
-    "cpio",
-    "make",
-    "gcc",
-    "libc6-dev",
-    "linux-libc-dev",
-    "xz-utils",
-    "kmod",
-    "patch",
-    "gzip",
-];
-
 /// A ready kernel in the cache.
 pub struct Kernel {
     pub dir: PathBuf,
@@ -202,14 +175,6 @@ fn log(quiet: bool, msg: &str) {
     }
 }
 
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
-}
-
 fn capture(cmd: &mut Command) -> Option<String> {
     let o = cmd.stderr(Stdio::null()).output().ok()?;
     o.status
@@ -244,50 +209,6 @@ fn tail(path: &Path, n: usize) -> String {
     let s = fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = s.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-/// Installs the missing Debian packages (root) or says exactly what is missing.
-pub fn ensure_packages(quiet: bool) -> Result<(), String> {
-    let missing: Vec<&str> = APT_PACKAGES
-        .iter()
-        .copied()
-        .filter(|p| {
-            capture(Command::new("dpkg-query").args(["-W", "-f=${Status}", p]))
-                .is_none_or(|s| !s.ends_with("installed"))
-        })
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let list = missing.join(" ");
-    if !is_root() {
-        return Err(format!(
-            "missing Debian packages: {list}\n\
-             not running as root, so they cannot be installed here. Run:\n  \
-             sudo apt-get update && sudo apt-get install -y --no-install-recommends {list}\n\
-             then run this command again."
-        ));
-    }
-    log(quiet, &format!("installing Debian packages: {list}"));
-    let t = Instant::now();
-    run_quiet(
-        "apt-get update",
-        Command::new("apt-get").args(["update", "-q"]),
-        None,
-    )?;
-    run_quiet(
-        "apt-get install",
-        Command::new("apt-get")
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .args(["install", "-y", "-q", "--no-install-recommends"])
-            .args(&missing),
-        None,
-    )?;
-    log(
-        quiet,
-        &format!("packages installed in {:.0}s", t.elapsed().as_secs_f64()),
-    );
-    Ok(())
 }
 
 /// Installs bindgen-cli into the tools directory unless the right version is there.
@@ -444,7 +365,7 @@ fn kernel_from_dir(dir: &Path) -> Result<Kernel, String> {
 pub fn ensure(opts: &Opts) -> Result<Kernel, String> {
     let q = opts.quiet;
     let t0 = Instant::now();
-    ensure_packages(q)?;
+    crate::packages::ensure_packages(q)?;
     ensure_bindgen(q)?;
     let (key, desc) = cache_key(opts.variant)?;
     let kroot = cache_root().join("kernel");

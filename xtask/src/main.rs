@@ -8,6 +8,7 @@ mod guest_service;
 mod insns;
 mod kernel;
 mod module;
+mod packages;
 mod util;
 mod vm;
 
