@@ -2,10 +2,13 @@
 //!
 //! The kernel knows a mutex's owner and an rwsem's writer, but an rwsem records only its *last*
 //! reader, so readers must be tracked here as they come and go. Tracking every reader of every
-//! rwsem is unbounded, so the table is fixed: `lock_slots` locks in 8-way sets, `max_readers`
-//! readers each. When a set is full, the least recently touched entry that no tracked thread is
-//! waiting on is evicted. Every blocker the bounds hide is counted (`missed_readers`,
-//! `missed_locks`), which is how the paper's claim that "a few readers are enough" is measured.
+//! rwsem is unbounded, so the table is fixed: `lock_slots` locks in 8-way sets, each with a record
+//! of the first [`READER_RECORD`] readers seen entering, of which the first `max_readers` are
+//! *tracked* (named as blockers). When a tracked reader leaves, a recorded one takes its place,
+//! so a storm of readers above the bound is still covered as it drains. When a set is full, the
+//! least recently touched entry that no tracked thread is waiting on is evicted. Every blocker the
+//! bounds hide is counted (`missed_readers`, `missed_locks`), which is how the paper's claim that
+//! "a few readers are enough" is measured.
 
 use super::filter::TidFilter;
 use super::stats::{Counter, Stats};
@@ -22,6 +25,13 @@ pub const MAX_WAITS: usize = MAX_CRITICAL + MAX_GRANTS;
 /// The most blockers one wait can name: the writer/owner or up to `MAX_READERS` readers.
 pub const MAX_BLOCKERS: usize = MAX_READERS + 1;
 
+/// How many readers of one rwsem are remembered by name: the tracked ones and those waiting to
+/// take a tracked reader's place when it leaves. Readers past this are only counted.
+pub const READER_RECORD: usize = 16;
+
+// A reader position fits in a `u8`, and the tracked readers fit in the record.
+const _: () = assert!(READER_RECORD <= 255 && MAX_READERS <= READER_RECORD);
+
 /// One tracked lock.
 #[derive(Clone, Copy, Debug)]
 struct LockSlot {
@@ -29,7 +39,8 @@ struct LockSlot {
     id: LockId,
     /// The mutex/futex owner or rwsem writer, 0 if none is known.
     owner: Tid,
-    readers: [Tid; MAX_READERS],
+    /// The readers seen entering, oldest first; the first `max_readers` are tracked.
+    readers: [Tid; READER_RECORD],
     nreaders: u8,
     /// Readers that hold the lock but did not fit in `readers`.
     untracked: u32,
@@ -41,7 +52,7 @@ struct LockSlot {
 const FREE_LOCK: LockSlot = LockSlot {
     id: 0,
     owner: 0,
-    readers: [0; MAX_READERS],
+    readers: [0; READER_RECORD],
     nreaders: 0,
     untracked: 0,
     waiters: 0,
@@ -149,6 +160,8 @@ pub struct Detector {
     /// The waiters of live waits, so that a wait whose task stopped mattering (unregistered,
     /// or its boost ended while it waited) can still be ended cheaply when it finishes.
     waiting: TidFilter,
+    /// `max_readers`: how many of a lock's recorded readers are tracked.
+    max_readers: u8,
 }
 
 /// The number of lock-table sets `t` asks for (at least one, even for an invalid `t`).
@@ -171,6 +184,7 @@ impl Detector {
             hi: 0,
             untracked: 0,
             waiting: TidFilter::new(),
+            max_readers: t.max_readers as u8,
         }
     }
 
@@ -185,6 +199,7 @@ impl Detector {
         self.hi = 0;
         self.untracked = 0;
         self.waiting.clear();
+        self.max_readers = t.max_readers as u8;
     }
 
     #[inline(always)]
@@ -266,12 +281,15 @@ impl Detector {
     }
 
     /// Records that `tid` now owns `lock` (mutex, futex or rwsem writer), if the lock is tracked.
-    pub fn owner_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) {
-        if let Some(i) = self.find(lock) {
-            let s = &mut self.locks[i];
-            s.owner = tid;
-            s.touched = now;
-        }
+    ///
+    /// Returns the previous owner (0 if none) when tracked waits are on the lock: they now wait
+    /// for `tid`.
+    pub fn owner_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Option<Tid> {
+        let i = self.find(lock)?;
+        let s = &mut self.locks[i];
+        let old = core::mem::replace(&mut s.owner, tid);
+        s.touched = now;
+        (s.waiters > 0).then_some(old)
     }
 
     /// Records that `tid` released `lock` as its owner.
@@ -286,7 +304,11 @@ impl Detector {
         }
     }
 
-    /// Records that `tid` took `lock` for reading; readers past `max_readers` are only counted.
+    /// Records that `tid` took `lock` for reading; readers past the record are only counted.
+    ///
+    /// A writer taking a read hold is a downgrade (`downgrade_write`): it stops being the owner
+    /// and holds on as a reader. Returns true if `tid` became a tracked reader of a lock that
+    /// tracked waits are on and no writer owns: it blocks them now.
     pub fn reader_acquired(
         &mut self,
         now: Nanos,
@@ -294,37 +316,89 @@ impl Detector {
         tid: Tid,
         t: &Tunables,
         st: &mut Stats,
-    ) {
+    ) -> bool {
         let Some(i) = self.find_or_insert(now, lock, st) else {
-            return;
+            return false;
         };
         let s = &mut self.locks[i];
         s.touched = now;
-        if (s.nreaders as u32) < t.max_readers {
-            s.readers[s.nreaders as usize] = tid;
-            s.nreaders += 1;
-        } else {
-            s.untracked = s.untracked.saturating_add(1);
+        if s.owner == tid {
+            s.owner = 0;
         }
+        st.bump(Counter::ReadersSeen);
+        let n = s.nreaders as usize;
+        if n >= READER_RECORD {
+            s.untracked = s.untracked.saturating_add(1);
+            return false;
+        }
+        s.readers[n] = tid;
+        s.nreaders += 1;
+        let tracked = (n as u32) < t.max_readers;
+        if tracked {
+            st.bump(Counter::ReadersTracked);
+        }
+        tracked && s.waiters > 0 && s.owner == 0
     }
 
     /// Records that `tid` released a read hold of `lock`.
-    pub fn reader_released(&mut self, now: Nanos, lock: LockId, tid: Tid) {
-        let Some(i) = self.find(lock) else {
-            return;
-        };
+    ///
+    /// The oldest recorded reader past the tracked ones takes a departing tracked reader's place;
+    /// it is returned if tracked waits are on the lock and no writer owns it: it blocks them now.
+    pub fn reader_released(
+        &mut self,
+        now: Nanos,
+        lock: LockId,
+        tid: Tid,
+        st: &mut Stats,
+    ) -> Option<Tid> {
+        let i = self.find(lock)?;
+        let max = self.max_readers as usize;
         let s = &mut self.locks[i];
         s.touched = now;
         let n = s.nreaders as usize;
+        let mut promoted = None;
         if let Some(j) = s.readers[..n].iter().position(|&r| r == tid) {
-            s.readers[j] = s.readers[n - 1];
+            // Oldest first: the first recorded reader past the tracked ones moves up into them.
+            s.readers.copy_within(j + 1..n, j);
             s.readers[n - 1] = 0;
             s.nreaders -= 1;
+            if j < max && n > max {
+                st.bump(Counter::ReadersTracked);
+                promoted = Some(s.readers[max - 1]);
+            }
         } else {
             // An untracked reader, or one released by another task (up_read_non_owner).
             s.untracked = s.untracked.saturating_sub(1);
         }
+        let follow = s.waiters > 0 && s.owner == 0;
         self.release_if_idle(i);
+        promoted.filter(|_| follow)
+    }
+
+    /// True if the table says `tid` holds `lock`, as its owner or a recorded reader.
+    pub fn holds(&self, lock: LockId, tid: Tid) -> bool {
+        self.find(lock).is_some_and(|i| {
+            let s = &self.locks[i];
+            s.owner == tid || s.readers[..s.nreaders as usize].contains(&tid)
+        })
+    }
+
+    /// True if tracked waits are on `lock`.
+    #[inline]
+    pub fn has_waits_on(&self, lock: LockId) -> bool {
+        self.find(lock).is_some_and(|i| self.locks[i].waiters > 0)
+    }
+
+    /// One past the last live wait slot: [`Detector::wait_at`] is `None` at and above it.
+    #[inline]
+    pub(crate) fn wait_end(&self) -> usize {
+        self.hi
+    }
+
+    /// The live wait in slot `j`, if any.
+    #[inline]
+    pub(crate) fn wait_at(&self, j: usize) -> Option<Wait> {
+        self.waits.get(j).copied().flatten()
     }
 
     /// Records a wait by a thread that matters and names its blockers.
@@ -399,10 +473,15 @@ impl Detector {
                 if s.owner > 0 {
                     b.push(s.owner);
                 } else {
-                    for &r in &s.readers[..s.nreaders as usize] {
+                    let n = s.nreaders as usize;
+                    let tracked = n.min(self.max_readers as usize);
+                    for &r in &s.readers[..tracked] {
                         b.push(r);
                     }
-                    st.add(Counter::MissedReaders, s.untracked as u64);
+                    st.add(
+                        Counter::MissedReaders,
+                        s.untracked as u64 + (n - tracked) as u64,
+                    );
                 }
             }
         }
@@ -535,7 +614,8 @@ impl Detector {
         self.locks.iter().filter(|s| s.id != 0).count()
     }
 
-    /// The owner and tracked readers of `lock`, for tests and introspection.
+    /// The owner, the recorded readers (tracked ones first) and the count of unrecorded
+    /// readers of `lock`, for tests and introspection.
     pub fn holders(&self, lock: LockId) -> Option<(Tid, &[Tid], u32)> {
         let s = &self.locks[self.find(lock)?];
         Some((s.owner, &s.readers[..s.nreaders as usize], s.untracked))
@@ -550,8 +630,11 @@ impl Detector {
             if i >= self.nslots {
                 return Err("lock outside the configured table");
             }
-            if s.nreaders as u32 > t.max_readers {
-                return Err("more readers than max_readers");
+            if s.nreaders as usize > READER_RECORD {
+                return Err("more readers than the record holds");
+            }
+            if s.readers[..s.nreaders as usize].contains(&0) {
+                return Err("a recorded reader is not a task");
             }
             let base = self.set_of(s.id);
             if i < base || i >= base + LOCK_WAYS {
@@ -561,6 +644,9 @@ impl Detector {
             if waits != s.waiters as usize {
                 return Err("waiter count out of sync");
             }
+        }
+        if self.max_readers as u32 != t.max_readers {
+            return Err("max_readers out of sync");
         }
         if self.nsets.get() as usize != self.nslots / LOCK_WAYS {
             return Err("nsets out of sync");
@@ -671,7 +757,7 @@ mod tests {
         assert_eq!(b.as_slice(), &[31, 32]);
         assert_eq!(st.get(Counter::MissedReaders), 2);
         for r in [31, 32, 33, 34] {
-            d.reader_released(3, 0x2000, r);
+            d.reader_released(3, 0x2000, r, &mut st);
         }
         assert_eq!(d.holders(0x2000).unwrap().2, 0);
         d.wait_finish(10);

@@ -37,6 +37,18 @@ pub enum RevokeReason {
 }
 
 impl RevokeReason {
+    /// Every reason, by encoding (`ALL[i] as u32 == i`), for generated tables.
+    pub const ALL: [Self; 8] = [
+        Self::Released,
+        Self::WaiterDone,
+        Self::Budget,
+        Self::Exit,
+        Self::Disabled,
+        Self::Unregistered,
+        Self::Reconfigured,
+        Self::Chain,
+    ];
+
     /// The name used in traces (`superpass:revoke reason=...`) and docs.
     pub const fn name(self) -> &'static str {
         match self {
@@ -484,9 +496,10 @@ impl<O: Observer> Engine<O> {
         }
     }
 
-    /// `waiter` stopped waiting for `lock` (`acquired` says whether it got it).
+    /// `waiter` stopped waiting for `lock`, with it or without it: either way it no longer
+    /// waits, and what follows (an acquire) is reported on its own.
     #[inline]
-    pub fn wait_finish(&mut self, now: Nanos, waiter: Tid, lock: LockId, acquired: bool) {
+    pub fn wait_finish(&mut self, now: Nanos, waiter: Tid, lock: LockId) {
         if !self.enabled {
             return;
         }
@@ -498,10 +511,16 @@ impl<O: Observer> Engine<O> {
             }
             return;
         }
-        let _ = (lock, acquired);
+        if self.ft.may_be_boosted(waiter) {
+            self.end_handoff(now, waiter, lock);
+        }
         let Some(w) = self.detector.wait_finish(waiter) else {
             return;
         };
+        if w.lock != lock {
+            // A wait on another lock the platform never finished: that one is over too.
+            self.stats.bump(Counter::StaleWaits);
+        }
         if w.depth == 0 {
             self.stats.blocking.record(now.saturating_sub(w.start));
             self.stats
@@ -523,11 +542,98 @@ impl<O: Observer> Engine<O> {
         self.detector.wait_finish(waiter);
     }
 
+    /// Ends the grants a woken waiter got for `lock` once its wait is over, unless it holds the
+    /// lock by now: an acquire reported after the wait (the mutex order) grants it again.
+    #[cold]
+    fn end_handoff(&mut self, now: Nanos, waiter: Tid, lock: LockId) {
+        if self.ft.is_boosted(waiter) && !self.detector.holds(lock, waiter) {
+            self.ft.revoke_held(now, waiter, lock, cx!(self));
+        }
+    }
+
     /// `tid` now owns `lock` (mutex, futex, or rwsem as writer).
+    ///
+    /// The tracked waits on `lock` follow it: `tid` blocks them now and is granted; a previous
+    /// owner's grants for `lock` end. Returns the task this boosted, if any.
     #[inline]
-    pub fn owner_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) {
+    pub fn owner_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Boosted {
+        let mut out = Boosted::default();
         if self.enabled {
-            self.detector.owner_acquired(now, lock, tid);
+            if let Some(old) = self.detector.owner_acquired(now, lock, tid) {
+                self.follow_owner(now, lock, tid, old, &mut out);
+            }
+        }
+        out
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn follow_owner(&mut self, now: Nanos, lock: LockId, tid: Tid, old: Tid, out: &mut Boosted) {
+        if old > 0 && old != tid && self.ft.is_boosted(old) {
+            // Taken over without a release we saw: the old owner no longer blocks anyone here.
+            self.ft.revoke_held(now, old, lock, cx!(self));
+        }
+        self.follow(now, lock, tid, Counter::FollowGrants, |_| true, out);
+    }
+
+    /// Grants `blocker`, which now holds (or is about to take) `lock`, to every tracked wait on
+    /// `lock` that `blocks` accepts, within the usual bounds. Sets `out` if it boosted `blocker`.
+    fn follow(
+        &mut self,
+        now: Nanos,
+        lock: LockId,
+        blocker: Tid,
+        why: Counter,
+        blocks: impl Fn(&Wait) -> bool,
+        out: &mut Boosted,
+    ) {
+        let mut boosted = false;
+        for j in 0..self.detector.wait_end() {
+            let Some(w) = self.detector.wait_at(j) else {
+                continue;
+            };
+            if w.lock != lock || w.waiter == blocker || !blocks(&w) {
+                continue;
+            }
+            // Only a wait that still matters, on behalf of the root it matters for now: a chain
+            // link's boost may since hang from another critical thread, or from none.
+            let (root, depth) = if w.depth == 0 {
+                if !self.is_critical(w.waiter) {
+                    continue;
+                }
+                (w.waiter, 0)
+            } else {
+                match self.ft.chain_of(w.waiter) {
+                    Some((d, r)) => (r, d),
+                    None => continue,
+                }
+            };
+            if root == blocker {
+                continue;
+            }
+            self.obs.block(now, w.waiter, blocker, lock, w.kind);
+            if depth + 1 > self.tun.max_depth {
+                self.stats.bump(Counter::MissedDepth);
+                continue;
+            }
+            let link = Link {
+                blocker,
+                via: w.waiter,
+                root,
+                lock,
+                depth: depth + 1,
+            };
+            match self.ft.grant(now, link, cx!(self)) {
+                GrantOutcome::Boosted => {
+                    self.stats.bump(why);
+                    boosted = true;
+                }
+                GrantOutcome::Added => self.stats.bump(why),
+                GrantOutcome::Exists | GrantOutcome::Missed => {}
+            }
+        }
+        if boosted {
+            out.0 = Named::One(blocker);
         }
     }
 
@@ -543,25 +649,63 @@ impl<O: Observer> Engine<O> {
         }
     }
 
-    /// `tid` took `lock` for reading.
+    /// `tid` took `lock` for reading (a writer doing so downgrades).
+    ///
+    /// A tracked reader of a lock that tracked waits are on, with no writer, blocks them and is
+    /// granted. Returns the task this boosted, if any.
     #[inline]
-    pub fn reader_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) {
-        if self.enabled {
-            self.detector
-                .reader_acquired(now, lock, tid, &self.tun, &mut self.stats);
+    pub fn reader_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Boosted {
+        let mut out = Boosted::default();
+        if self.enabled
+            && self
+                .detector
+                .reader_acquired(now, lock, tid, &self.tun, &mut self.stats)
+        {
+            self.follow_reader(now, lock, tid, &mut out);
         }
+        out
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn follow_reader(&mut self, now: Nanos, lock: LockId, tid: Tid, out: &mut Boosted) {
+        let rwsem = |w: &Wait| matches!(w.kind, LockKind::RwsemRead | LockKind::RwsemWrite);
+        self.follow(now, lock, tid, Counter::FollowGrants, rwsem, out);
     }
 
     /// `tid` released a read hold of `lock`; grants it held for that lock end.
+    ///
+    /// A recorded reader that takes its tracked place is granted if it blocks tracked waits.
+    /// Returns the task this boosted, if any.
     #[inline]
-    pub fn reader_released(&mut self, now: Nanos, lock: LockId, tid: Tid) {
+    pub fn reader_released(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Boosted {
+        let mut out = Boosted::default();
         if !self.enabled {
-            return;
+            return out;
         }
-        self.detector.reader_released(now, lock, tid);
+        let promoted = self
+            .detector
+            .reader_released(now, lock, tid, &mut self.stats);
         if self.ft.is_boosted(tid) {
             self.ft.revoke_held(now, tid, lock, cx!(self));
         }
+        if let Some(p) = promoted {
+            self.follow_reader(now, lock, p, &mut out);
+        }
+        out
+    }
+
+    /// A release of `lock` woke `tid`, a waiter that will take the lock when it runs.
+    ///
+    /// If tracked waits are still on `lock`, `tid` is their next blocker and is granted now, not
+    /// when it finally gets the CPU to take the lock. Returns the task this boosted, if any.
+    #[inline]
+    pub fn waiter_woken(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Boosted {
+        let mut out = Boosted::default();
+        if self.enabled && tid > 0 && self.detector.has_waits_on(lock) && !self.is_critical(tid) {
+            self.follow(now, lock, tid, Counter::HandoffGrants, |_| true, &mut out);
+        }
+        out
     }
 
     /// `tid` exited: forget it everywhere, so no table names a dead task.
@@ -613,8 +757,7 @@ impl<O: Observer> Engine<O> {
 
     /// The task CPU `cpu` should run instead of the fair class's choice `fair_next`, if any.
     #[inline]
-    pub fn pick(&mut self, now: Nanos, cpu: Cpu, prev: Tid, fair_next: Tid) -> Option<Tid> {
-        let _ = prev;
+    pub fn pick(&mut self, now: Nanos, cpu: Cpu, fair_next: Tid) -> Option<Tid> {
         // Most CPUs have no fast-track work: one test and out, before any context is built.
         if !self.ft.has_work(cpu) {
             return None;
@@ -633,7 +776,7 @@ impl<O: Observer> Engine<O> {
 
     /// True if `tid` is registered as critical (cheap when it is not).
     #[inline]
-    pub fn is_critical(&self, tid: Tid) -> bool {
+    fn is_critical(&self, tid: Tid) -> bool {
         self.critical_filter.may_contain(tid) && self.critical.contains(tid)
     }
 
@@ -680,32 +823,36 @@ impl<O: Observer> Engine<O> {
         self.ft.is_boosted(tid)
     }
 
+    /// Records the platform's handle for boosted task `tid` (the module's `task_struct`), so
+    /// that the scheduler hooks can find it; does nothing if `tid` is not boosted.
+    ///
+    /// The handle is dropped when the task stops being boosted, or by
+    /// [`Engine::forget_handle`]; the engine never interprets it.
+    pub fn set_handle(&mut self, tid: Tid, handle: u64) {
+        self.ft.set_handle(tid, handle);
+    }
+
+    /// The handle recorded for boosted task `tid`.
+    pub fn handle_of(&self, tid: Tid) -> Option<u64> {
+        self.ft.handle(tid)
+    }
+
+    /// Forgets `handle` everywhere: what it names is about to be freed.
+    pub fn forget_handle(&mut self, handle: u64) {
+        self.ft.forget_handle(handle);
+    }
+
+    /// Boosted tasks (with their handles) whose runqueue the platform has not reported with
+    /// [`Engine::enqueue`] since they were boosted or last dequeued.
+    pub fn unlocated(&self) -> impl Iterator<Item = (Tid, u64)> + '_ {
+        self.ft.unlocated()
+    }
+
     /// Zeroes counters and the histogram.
     pub fn reset_stats(&mut self) {
         // In place: a `Stats` temporary would take ~13 KiB of (kernel) stack.
         self.stats.counters = [0; NUM_COUNTERS];
         self.stats.blocking.clear();
-    }
-
-    /// The statistics as the ABI carries them.
-    pub fn stats_msg(&self) -> abi::StatsMsg {
-        let mut counters = [0u64; NUM_COUNTERS];
-        counters.copy_from_slice(&self.stats.counters);
-        let h = &self.stats.blocking;
-        let mut hist = [0u64; HIST_BUCKETS];
-        hist.copy_from_slice(h.buckets());
-        abi::StatsMsg {
-            hdr: abi::Header::for_size(abi::StatsMsg::SIZE),
-            enabled: self.enabled as u32,
-            ncritical: self.critical.len() as u32,
-            active_mask: self.active_mask,
-            generation: self.critical.generation(),
-            boosted: self.ft.boosted_count() as u64,
-            hist_min: h.min(),
-            hist_max: h.max(),
-            counters,
-            hist,
-        }
     }
 
     /// Applies a decoded request and encodes the reply into `out`, returning its length.

@@ -63,6 +63,10 @@ struct Boost {
     /// The shallowest depth among its grants, and that grant's root.
     depth: u32,
     root: Tid,
+    /// The platform's handle for the task (the module's `task_struct` address), 0 if unknown.
+    handle: u64,
+    /// True once the platform said which runqueue the task is on (enqueue), until it leaves it.
+    located: bool,
 }
 
 /// One CPU's arbiter state; in the kernel it is only touched under that CPU's runqueue lock.
@@ -256,6 +260,39 @@ impl FastTrack {
             .is_some_and(|pc| pc.running.is_some() || pc.len != 0)
     }
 
+    /// Records the platform's handle for boosted task `tid`; does nothing if it is not boosted.
+    pub fn set_handle(&mut self, tid: Tid, handle: u64) {
+        if let Some(bi) = self.boost_of(tid) {
+            if let Some(b) = self.boosts[bi as usize].as_mut() {
+                b.handle = handle;
+            }
+        }
+    }
+
+    /// The platform's handle for boosted task `tid`, if it gave one.
+    pub fn handle(&self, tid: Tid) -> Option<u64> {
+        let b = self.boosts[self.boost_of(tid)? as usize]?;
+        (b.handle != 0).then_some(b.handle)
+    }
+
+    /// Drops `handle` wherever it is recorded: the platform is about to free what it names.
+    pub fn forget_handle(&mut self, handle: u64) {
+        for i in bits(self.live_boosts) {
+            if let Some(b) = self.boosts[i].as_mut().filter(|b| b.handle == handle) {
+                b.handle = 0;
+            }
+        }
+    }
+
+    /// Boosted tasks with a handle whose runqueue the platform has not reported: boosted while
+    /// already queued, so no enqueue announced them.
+    pub fn unlocated(&self) -> impl Iterator<Item = (Tid, u64)> + '_ {
+        bits(self.live_boosts)
+            .filter_map(|i| self.boosts[i])
+            .filter(|b| !b.located && b.handle != 0)
+            .map(|b| (b.tid, b.handle))
+    }
+
     /// Fast-tracked CPU time `tid` has used in its current boost.
     pub fn used_ns(&self, tid: Tid) -> Option<Nanos> {
         Some(self.boosts[self.boost_of(tid)? as usize]?.used)
@@ -372,6 +409,8 @@ impl FastTrack {
             cpu: None,
             depth: link.depth,
             root: link.root,
+            handle: 0,
+            located: false,
         });
         self.live_boosts |= 1 << bi;
         self.filter.insert(link.blocker);
@@ -658,6 +697,7 @@ impl FastTrack {
             return false;
         }
         let b = self.boosts[bi as usize].as_mut().expect("live boost");
+        b.located = true;
         match b.cpu {
             Some(c) if c as usize == cpu => {}
             old => {
@@ -699,6 +739,7 @@ impl FastTrack {
         let Some(b) = self.boosts[bi as usize].as_mut() else {
             return;
         };
+        b.located = false;
         if b.cpu == Some(cpu as u16) {
             b.cpu = None;
             self.cpus[cpu].remove(bi);

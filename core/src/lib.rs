@@ -14,7 +14,8 @@
 //! Time, task identity and CPU are plain integers passed in by the caller (nanoseconds, kernel
 //! TIDs, CPU numbers): the crate never asks the platform for anything.
 //!
-//! Data flow: platform hooks call [`Engine`] methods; the engine consults [`critical`], feeds the
+//! Data flow: platform hooks report [`Event`]s to [`Engine::handle`] (or call the method it
+//! dispatches to) and apply the [`Answer`]; the engine consults [`critical`], feeds the
 //! [`detector`], turns the blockers it names into grants held by [`fasttrack`], and accounts
 //! everything in [`stats`], all bounded by [`tunables`]. [`abi`] decodes and encodes the ioctl
 //! messages and [`Engine::ioctl`] applies them.
@@ -27,12 +28,14 @@ pub mod abi;
 pub mod critical;
 pub mod detector;
 pub mod engine;
+pub mod event;
 pub mod fasttrack;
 pub mod filter;
 pub mod stats;
 pub mod tunables;
 
-pub use engine::{Engine, NoObserver, Observer, RevokeReason};
+pub use engine::{Boosted, Engine, NoObserver, Observer, RevokeReason};
+pub use event::{Answer, Event};
 
 /// A kernel thread id (`pid_t`); values `<= 0` never name a task.
 pub type Tid = i32;
@@ -61,6 +64,9 @@ pub enum LockKind {
 }
 
 impl LockKind {
+    /// Every kind, by encoding (`ALL[i] as u32 == i`), for generated tables.
+    pub const ALL: [Self; 4] = [Self::Mutex, Self::RwsemRead, Self::RwsemWrite, Self::Futex];
+
     /// Decodes the ABI/trace encoding of a lock kind.
     pub const fn from_u32(v: u32) -> Option<Self> {
         match v {
@@ -96,6 +102,9 @@ pub enum Role {
 }
 
 impl Role {
+    /// Every role, by encoding (`ALL[i] as u32 == i`), for generated tables.
+    pub const ALL: [Self; 3] = [Self::Ui, Self::Render, Self::Other];
+
     /// Decodes the ABI encoding of a role.
     pub const fn from_u32(v: u32) -> Option<Self> {
         match v {

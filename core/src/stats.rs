@@ -63,6 +63,19 @@ pub enum Counter {
     FastTrackNs,
     /// Nanoseconds critical threads spent blocked (sum of the histogram's samples).
     BlockedNs,
+    /// Read holds taken on tracked locks.
+    ReadersSeen,
+    /// Readers that became tracked (named as blockers), on entry or by taking a departed
+    /// tracked reader's place.
+    ReadersTracked,
+    /// Grants to a new holder of a lock that a tracked wait was already on (the lock changed
+    /// hands during the wait).
+    FollowGrants,
+    /// Grants to a waiter a release woke ahead of a tracked waiter of the same lock.
+    HandoffGrants,
+    /// Wait finishes for another lock than the one the tracked wait was on (a finish the
+    /// platform missed); the tracked wait ends anyway.
+    StaleWaits,
 }
 
 /// The counters' names, by index; empty names are reserved slots.
@@ -93,11 +106,11 @@ pub const COUNTER_NAMES: [&str; NUM_COUNTERS] = [
     "throttles",
     "fast_track_ns",
     "blocked_ns",
-    "",
-    "",
-    "",
-    "",
-    "",
+    "readers_seen",
+    "readers_tracked",
+    "follow_grants",
+    "handoff_grants",
+    "stale_waits",
     "",
 ];
 

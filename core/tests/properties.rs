@@ -8,11 +8,16 @@
 //! - no boosted task has spent its budget;
 //! - a throttled CPU never takes the fast track;
 //! - every blocker within the bounds is found (a reference list of tracked readers is kept with
-//!   the documented rule: the first `max_readers` readers to arrive while SuperPass is on);
+//!   the documented rule: the first `max_readers` of the readers recorded while SuperPass is on,
+//!   in arrival order, a departed one's place taken by the next);
+//! - while nothing was missed or reset, a critical wait follows its lock: whoever holds it now
+//!   (owner, tracked readers) is boosted, however often it changed hands during the wait;
+//! - a woken waiter is boosted only while it is about to take the lock;
 //! - pick only ever names a boosted task that is on that CPU's runqueue.
 
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
+use superpass_core::detector::READER_RECORD;
 use superpass_core::stats::Counter;
 use superpass_core::tunables::Tunables;
 use superpass_core::{Engine, LockKind, NoObserver, Role, Tid};
@@ -70,6 +75,14 @@ enum Op {
     Advance {
         us: u64,
     },
+    Wake {
+        l: u64,
+    },
+    /// The owner of `l` releases it and `t`, arriving just then, takes it (barging).
+    Handover {
+        l: u64,
+        t: Tid,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -91,6 +104,8 @@ fn op() -> impl Strategy<Value = Op> {
             |(readers, depth, grants, budget_ms, pct)| Op::Tune { readers, depth, grants, budget_ms, pct }
         ),
         4 => (0..3000u64).prop_map(|us| Op::Advance { us }),
+        2 => (1..=LOCKS).prop_map(|l| Op::Wake { l }),
+        3 => (1..=LOCKS, t.clone()).prop_map(|(l, t)| Op::Handover { l, t }),
     ]
 }
 
@@ -102,7 +117,8 @@ fn is_mutex(l: u64) -> bool {
 struct World {
     owner: BTreeMap<u64, Tid>,           // mutex owner or rwsem writer
     readers: BTreeMap<u64, Vec<Tid>>,    // rwsem readers, in arrival order
-    tracked: BTreeMap<u64, Vec<Tid>>,    // the reference model of tracked readers
+    recorded: BTreeMap<u64, Vec<Tid>>,   // readers the engine records, in arrival order
+    woken: BTreeMap<Tid, u64>,           // waiters woken by a release, until their wait ends
     waiting: BTreeMap<Tid, (u64, bool)>, // thread -> (lock, write)
     rq: BTreeMap<Tid, u32>,
     curr: [Tid; CPUS as usize],
@@ -122,7 +138,13 @@ impl World {
         !self.owner.contains_key(&l) && (!write || readers == 0)
     }
     fn forget_tracking(&mut self) {
-        self.tracked.clear();
+        self.recorded.clear();
+    }
+    /// The reference model of tracked readers: the first `k` recorded.
+    fn tracked(&self, l: u64, k: usize) -> Vec<Tid> {
+        self.recorded
+            .get(&l)
+            .map_or(vec![], |r| r[..r.len().min(k)].to_vec())
     }
 }
 
@@ -130,6 +152,15 @@ struct Harness {
     e: Engine<NoObserver>,
     w: World,
     now: u64,
+    /// Steps taken.
+    step: u64,
+    /// The step each current wait began at.
+    wait_step: BTreeMap<Tid, u64>,
+    /// The last step after which an exact follow-the-lock check cannot hold for waits that had
+    /// begun (a reset, an unregistration, a missed bound, a spent budget).
+    spoiled: u64,
+    /// The sum of the counters that spoil, as of the last step.
+    spoilers: u64,
 }
 
 impl Harness {
@@ -143,7 +174,15 @@ impl Harness {
             enabled: true,
             ..World::default()
         };
-        Self { e, w, now: 1 }
+        Self {
+            e,
+            w,
+            now: 1,
+            step: 0,
+            wait_step: BTreeMap::new(),
+            spoiled: 0,
+            spoilers: 0,
+        }
     }
 
     fn take(&mut self, t: Tid, l: u64, write: bool) {
@@ -154,10 +193,9 @@ impl Harness {
         } else {
             self.w.readers.entry(l).or_default().push(t);
             if self.w.enabled {
-                let k = self.e.tunables().max_readers as usize;
-                let tr = self.w.tracked.entry(l).or_default();
-                if tr.len() < k {
-                    tr.push(t);
+                let r = self.w.recorded.entry(l).or_default();
+                if r.len() < READER_RECORD {
+                    r.push(t);
                 }
             }
             self.e.reader_acquired(now, l, t);
@@ -172,7 +210,7 @@ impl Harness {
         } else if let Some(r) = self.w.readers.get_mut(&l) {
             if let Some(i) = r.iter().position(|&x| x == t) {
                 r.remove(i);
-                if let Some(tr) = self.w.tracked.get_mut(&l) {
+                if let Some(tr) = self.w.recorded.get_mut(&l) {
                     tr.retain(|&x| x != t);
                 }
                 self.e.reader_released(now, l, t);
@@ -204,6 +242,7 @@ impl Harness {
                     self.e.dequeue(now, cpu, t);
                 }
                 self.w.waiting.insert(t, (l, write));
+                self.wait_step.insert(t, self.step);
                 let hint = self.w.owner.get(&l).copied();
                 let was: BTreeSet<Tid> = (1..=THREADS).filter(|&x| self.e.is_boosted(x)).collect();
                 let missed_before = self.missed();
@@ -224,7 +263,7 @@ impl Harness {
                     let expect: Vec<Tid> = match hint {
                         Some(o) => vec![o],
                         None if !is_mutex(l) && write => {
-                            self.w.tracked.get(&l).cloned().unwrap_or_default()
+                            self.w.tracked(l, self.e.tunables().max_readers as usize)
                         }
                         None => vec![],
                     };
@@ -243,14 +282,16 @@ impl Harness {
             }
             Op::GiveUp { t } => {
                 if let Some((l, _)) = self.w.waiting.remove(&t) {
-                    self.e.wait_finish(now, t, l, false);
+                    self.w.woken.remove(&t);
+                    self.e.wait_finish(now, t, l);
                 }
             }
             Op::Grab { t } => {
                 if let Some(&(l, write)) = self.w.waiting.get(&t) {
                     if self.w.can_take(l, write) {
                         self.w.waiting.remove(&t);
-                        self.e.wait_finish(now, t, l, true);
+                        self.w.woken.remove(&t);
+                        self.e.wait_finish(now, t, l);
                         self.take(t, l, write);
                     }
                 }
@@ -299,9 +340,8 @@ impl Harness {
                 } else {
                     on[fair % on.len()]
                 };
-                let prev = self.w.curr[cpu as usize];
                 let throttled = self.e.fast_track().throttled(cpu);
-                let got = self.e.pick(now, cpu, prev, fair_next);
+                let got = self.e.pick(now, cpu, fair_next);
                 if let Some(p) = got {
                     prop_assert!(self.e.is_boosted(p), "picked an unboosted task");
                     prop_assert_eq!(
@@ -357,6 +397,45 @@ impl Harness {
                 self.w.forget_tracking();
             }
             Op::Advance { us } => self.now += us * 1000,
+            Op::Handover { l, t } => {
+                if let Some(&o) = self.w.owner.get(&l) {
+                    if o != t && !self.w.waiting.contains_key(&t) && !self.w.holds(t, l) {
+                        self.release(o, l);
+                        let write = true;
+                        if self.w.can_take(l, write) {
+                            self.take(t, l, write);
+                        }
+                    }
+                }
+            }
+            Op::Wake { l } => {
+                // A release wakes the first waiter in line (here: the lowest TID waiting).
+                let first = self
+                    .w
+                    .waiting
+                    .iter()
+                    .find(|(_, w)| w.0 == l)
+                    .map(|(&t, _)| t);
+                if let Some(t) = first {
+                    if let std::collections::btree_map::Entry::Vacant(v) = self.w.woken.entry(t) {
+                        v.insert(l);
+                        for &b in self.e.waiter_woken(now, l, t).as_slice() {
+                            if let Some(&cpu) = self.w.rq.get(&b) {
+                                self.e.enqueue(now, cpu, b);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.step += 1;
+        let s = self.e.stats();
+        let spoilers = self.missed() + s.get(Counter::RevokeBudget);
+        if spoilers != self.spoilers
+            || matches!(op, Op::Tune { .. } | Op::Enable(_) | Op::Critical { .. })
+        {
+            self.spoilers = spoilers;
+            self.spoiled = self.step;
         }
         self.check()
     }
@@ -374,8 +453,8 @@ impl Harness {
             // No grant outlives its reason, judged against the true world.
             prop_assert!(self.w.enabled);
             prop_assert!(
-                self.w.holds(g.blocker, g.lock),
-                "grant {g:?}: blocker no longer holds the lock"
+                self.w.holds(g.blocker, g.lock) || self.w.woken.get(&g.blocker) == Some(&g.lock),
+                "grant {g:?}: blocker neither holds the lock nor is about to take it"
             );
             prop_assert_eq!(
                 self.w.waiting.get(&g.via).map(|w| w.0),
@@ -396,6 +475,33 @@ impl Harness {
         for x in 1..=THREADS {
             if let Some(used) = self.e.fast_track().used_ns(x) {
                 prop_assert!(used < t.budget_ns, "boosted task over budget");
+            }
+        }
+        self.check_follows()
+    }
+
+    /// While nothing was missed, revoked for budget or reset, every critical wait's current
+    /// holders are boosted, whoever held the lock when the wait began.
+    fn check_follows(&self) -> Result<(), TestCaseError> {
+        if !self.w.enabled {
+            return Ok(());
+        }
+        let k = self.e.tunables().max_readers as usize;
+        for (&t, &(l, write)) in &self.w.waiting {
+            if !self.w.critical.contains(&t) || self.wait_step[&t] < self.spoiled {
+                continue;
+            }
+            let holders = match self.w.owner.get(&l) {
+                Some(&o) => vec![o],
+                // A read wait with no writer waits behind a queued writer; not modelled here.
+                None if !is_mutex(l) && write => self.w.tracked(l, k),
+                None => vec![],
+            };
+            for h in holders.into_iter().filter(|&h| h != t) {
+                prop_assert!(
+                    self.e.is_boosted(h),
+                    "holder {h} of {l} not boosted while critical {t} waits on it"
+                );
             }
         }
         Ok(())

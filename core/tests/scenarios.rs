@@ -49,7 +49,7 @@ fn mutex_owner_is_fast_tracked_until_release() {
         e.enqueue(MS, 1, 200),
         "CPU should reschedule to run the blocker"
     );
-    assert_eq!(e.pick(MS + 10, 1, 300, 300), Some(200));
+    assert_eq!(e.pick(MS + 10, 1, 300), Some(200));
     assert_eq!(e.observer().picks, vec![(1, 200)]);
     ok(&e);
     e.owner_released(2 * MS, L1, 200);
@@ -57,8 +57,8 @@ fn mutex_owner_is_fast_tracked_until_release() {
     assert_eq!(e.observer().revokes, vec![(200, RevokeReason::Released)]);
     // The time it ran up to the release is charged, though no tick came.
     assert_eq!(e.stats().get(Counter::FastTrackNs), MS - 10);
-    assert_eq!(e.pick(2 * MS, 1, 200, 300), None);
-    e.wait_finish(2 * MS + 5, 100, L1, true);
+    assert_eq!(e.pick(2 * MS, 1, 300), None);
+    e.wait_finish(2 * MS + 5, 100, L1);
     let s = e.stats();
     assert_eq!(s.blocking.count(), 1);
     assert_eq!(s.get(Counter::CriticalWaits), 1);
@@ -74,7 +74,7 @@ fn non_critical_waits_are_ignored() {
     assert!(!e.is_boosted(200));
     assert_eq!(e.stats().get(Counter::CriticalWaits), 0);
     assert!(!e.enqueue(MS, 0, 200));
-    assert_eq!(e.pick(MS, 0, 1, 2), None);
+    assert_eq!(e.pick(MS, 0, 2), None);
 }
 
 #[test]
@@ -93,7 +93,7 @@ fn disabled_engine_does_nothing_and_disabling_revokes() {
 fn waiter_done_ends_grant() {
     let mut e = engine();
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-    e.wait_finish(2 * MS, 100, L1, false);
+    e.wait_finish(2 * MS, 100, L1);
     assert!(!e.is_boosted(200));
     assert_eq!(e.observer().revokes, vec![(200, RevokeReason::WaiterDone)]);
     ok(&e);
@@ -113,6 +113,10 @@ fn rwsem_writer_boosts_tracked_readers_and_counts_the_rest() {
     assert_eq!(e.stats().get(Counter::MissedReaders), 1);
     e.reader_released(3 * MS, L1, 201);
     assert!(!e.is_boosted(201) && e.is_boosted(202));
+    assert!(
+        e.is_boosted(203),
+        "the recorded reader took 201's tracked place"
+    );
     e.reader_released(3 * MS, L1, 203);
     e.reader_released(3 * MS, L1, 202);
     assert!(!e.is_boosted(202));
@@ -145,11 +149,11 @@ fn chains_follow_blockers_up_to_max_depth() {
     );
     ok(&e);
     // When 200's own wait ends, the grant to 300 (and the one hanging from it) end.
-    e.wait_finish(2 * MS, 200, L2, true);
+    e.wait_finish(2 * MS, 200, L2);
     assert!(e.is_boosted(200) && !e.is_boosted(300) && !e.is_boosted(400));
     ok(&e);
     // The critical waiter getting its lock ends everything.
-    e.wait_finish(3 * MS, 100, L1, true);
+    e.wait_finish(3 * MS, 100, L1);
     assert_eq!(e.fast_track().boosted_count(), 0);
     ok(&e);
 }
@@ -160,10 +164,10 @@ fn a_wait_is_forgotten_when_it_ends_after_its_task_stopped_mattering() {
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
     e.wait_start(MS + 1, 200, L2, LockKind::Mutex, Some(300));
     // 100 gets L1: 200 is no longer boosted, but still waits on L2.
-    e.wait_finish(2 * MS, 100, L1, true);
+    e.wait_finish(2 * MS, 100, L1);
     assert!(!e.is_boosted(200));
     assert!(e.detector().wait_of(200).is_some());
-    e.wait_finish(3 * MS, 200, L2, true);
+    e.wait_finish(3 * MS, 200, L2);
     assert!(
         e.detector().wait_of(200).is_none(),
         "a stale record would pin a wait slot and L2's slot until 200 exits"
@@ -172,7 +176,7 @@ fn a_wait_is_forgotten_when_it_ends_after_its_task_stopped_mattering() {
     // The same for a critical thread unregistered while it waits.
     e.wait_start(4 * MS, 100, L1, LockKind::Mutex, Some(200));
     e.remove_critical(5 * MS, 100).unwrap();
-    e.wait_finish(6 * MS, 100, L1, true);
+    e.wait_finish(6 * MS, 100, L1);
     assert!(e.detector().wait_of(100).is_none());
     assert_eq!(e.detector().waits().count(), 0);
     ok(&e);
@@ -196,7 +200,7 @@ fn budget_bounds_fast_tracked_cpu() {
     let budget = e.tunables().budget_ns;
     e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
     e.enqueue(0, 0, 200);
-    assert_eq!(e.pick(0, 0, 300, 300), Some(200));
+    assert_eq!(e.pick(0, 0, 300), Some(200));
     let mut now = 0;
     let mut resched = false;
     while !resched {
@@ -208,7 +212,7 @@ fn budget_bounds_fast_tracked_cpu() {
     assert!(!e.is_boosted(200));
     assert_eq!(e.stats().get(Counter::RevokeBudget), 1);
     assert!(e.stats().get(Counter::FastTrackNs) >= budget);
-    assert_eq!(e.pick(now, 0, 200, 300), None);
+    assert_eq!(e.pick(now, 0, 300), None);
 }
 
 #[test]
@@ -219,11 +223,11 @@ fn slice_rotates_between_boosted_tasks_on_one_cpu() {
     e.wait_start(0, 101, L2, LockKind::Mutex, Some(201));
     e.enqueue(0, 0, 200);
     e.enqueue(0, 0, 201);
-    assert_eq!(e.pick(0, 0, 300, 300), Some(200));
+    assert_eq!(e.pick(0, 0, 300), Some(200));
     let slice = e.tunables().slice_ns;
     assert!(!e.tick(slice / 2, 0, 200));
     assert!(e.tick(slice, 0, 200), "slice over: reschedule");
-    assert_eq!(e.pick(slice, 0, 200, 300), Some(201));
+    assert_eq!(e.pick(slice, 0, 300), Some(201));
     assert_eq!(e.stats().get(Counter::Rotations), 1);
     ok(&e);
 }
@@ -239,7 +243,7 @@ fn throttle_caps_cpu_share_per_window() {
     e.set_tunables(0, t).unwrap();
     e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
     e.enqueue(0, 0, 200);
-    assert_eq!(e.pick(0, 0, 300, 300), Some(200));
+    assert_eq!(e.pick(0, 0, 300), Some(200));
     let mut now = 0;
     while !e.fast_track().throttled(0) {
         now += MS;
@@ -247,7 +251,7 @@ fn throttle_caps_cpu_share_per_window() {
     }
     assert_eq!(now, 30 * MS);
     assert_eq!(
-        e.pick(now, 0, 200, 300),
+        e.pick(now, 0, 300),
         None,
         "throttled CPU falls back to stock"
     );
@@ -255,7 +259,7 @@ fn throttle_caps_cpu_share_per_window() {
     // The next window restores the fast track.
     now = 100 * MS;
     e.tick(now, 0, 300);
-    assert_eq!(e.pick(now, 0, 300, 300), Some(200));
+    assert_eq!(e.pick(now, 0, 300), Some(200));
     ok(&e);
 }
 
@@ -265,14 +269,10 @@ fn critical_threads_are_never_displaced_or_preempted() {
     e.add_critical(0, 101, Role::Render).unwrap();
     e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
     e.enqueue(0, 0, 200);
-    assert_eq!(
-        e.pick(1, 0, 300, 101),
-        None,
-        "the RenderThread keeps its pick"
-    );
+    assert_eq!(e.pick(1, 0, 101), None, "the RenderThread keeps its pick");
     assert!(!e.should_preempt(1, 0, 101, 200), "nor is it preempted");
     assert_eq!(
-        e.pick(2, 0, 101, 300),
+        e.pick(2, 0, 300),
         Some(200),
         "a non-critical pick is replaced"
     );
@@ -313,10 +313,10 @@ fn exit_drops_every_reference() {
     let mut e = engine();
     e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
     e.enqueue(0, 0, 200);
-    e.pick(0, 0, 300, 300);
+    e.pick(0, 0, 300);
     e.task_exit(MS, 200);
     assert!(!e.is_boosted(200));
-    assert_eq!(e.pick(MS, 0, 200, 300), None);
+    assert_eq!(e.pick(MS, 0, 300), None);
     ok(&e);
     // A critical thread exiting leaves the set, so a reused TID is not critical.
     e.wait_start(2 * MS, 100, L2, LockKind::Mutex, Some(201));
@@ -376,10 +376,10 @@ fn migration_moves_queue_membership() {
     e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
     e.enqueue(0, 0, 200);
     e.enqueue(1, 1, 200); // enqueued elsewhere without a dequeue: it moved
-    assert_eq!(e.pick(2, 0, 300, 300), None);
-    assert_eq!(e.pick(2, 1, 300, 300), Some(200));
+    assert_eq!(e.pick(2, 0, 300), None);
+    assert_eq!(e.pick(2, 1, 300), Some(200));
     e.dequeue(3, 1, 200);
-    assert_eq!(e.pick(4, 1, 200, 300), None);
+    assert_eq!(e.pick(4, 1, 300), None);
     ok(&e);
 }
 
@@ -441,7 +441,7 @@ fn ioctl_path_applies_requests_and_rejects_bad_ones() {
     );
 
     e.wait_start(0, 10, L1, LockKind::Mutex, Some(20));
-    e.wait_finish(5 * MS, 10, L1, true);
+    e.wait_finish(5 * MS, 10, L1);
     abi::request_header(abi::GET_STATS, &mut buf).unwrap();
     let n = e
         .ioctl(0, abi::GET_STATS, &mut buf[..abi::StatsMsg::SIZE])
@@ -463,4 +463,182 @@ fn ioctl_path_applies_requests_and_rejects_bad_ones() {
         Err(AbiError::BadTid),
         "duplicate TIDs"
     );
+}
+
+#[test]
+fn a_wait_follows_its_mutex_through_every_change_of_owner() {
+    let mut e = engine();
+    e.owner_acquired(0, L1, 200);
+    assert_eq!(
+        e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200))
+            .as_slice(),
+        &[200]
+    );
+    e.owner_released(2 * MS, L1, 200);
+    assert!(!e.is_boosted(200));
+    // Another thread barges in while the critical thread waits: it is the blocker now.
+    assert_eq!(e.owner_acquired(2 * MS, L1, 201).as_slice(), &[201]);
+    assert!(e.is_boosted(201));
+    // Taken over without a release the platform saw: the old owner's grant ends too.
+    assert_eq!(e.owner_acquired(3 * MS, L1, 202).as_slice(), &[202]);
+    assert!(!e.is_boosted(201) && e.is_boosted(202));
+    assert_eq!(e.stats().get(Counter::FollowGrants), 2);
+    ok(&e);
+    // The critical thread itself takes it: nothing more to follow.
+    e.owner_released(4 * MS, L1, 202);
+    assert!(e.owner_acquired(4 * MS, L1, 100).as_slice().is_empty());
+    e.wait_finish(4 * MS, 100, L1);
+    assert_eq!(e.fast_track().grants().count(), 0);
+    ok(&e);
+}
+
+#[test]
+fn an_owner_change_on_a_lock_nobody_critical_waits_on_grants_nothing() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert!(e.owner_acquired(MS, L2, 300).as_slice().is_empty());
+    assert!(!e.is_boosted(300));
+    ok(&e);
+}
+
+#[test]
+fn a_waiter_woken_ahead_of_a_critical_one_is_boosted_until_it_is_done() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    // 150 queued before the critical thread; the release wakes it, not the critical thread.
+    e.owner_released(2 * MS, L1, 200);
+    assert_eq!(e.waiter_woken(2 * MS, L1, 150).as_slice(), &[150]);
+    assert_eq!(e.stats().get(Counter::HandoffGrants), 1);
+    ok(&e);
+    // It runs, takes the lock (mutex order: wait finish, then the acquire) and stays boosted.
+    e.wait_finish(3 * MS, 150, L1);
+    assert!(
+        !e.is_boosted(150),
+        "its wait is over and it does not hold the lock yet"
+    );
+    assert_eq!(e.owner_acquired(3 * MS, L1, 150).as_slice(), &[150]);
+    ok(&e);
+    e.owner_released(4 * MS, L1, 150);
+    assert!(!e.is_boosted(150));
+    // Waking the critical thread itself boosts nobody.
+    assert!(e.waiter_woken(4 * MS, L1, 100).as_slice().is_empty());
+    ok(&e);
+}
+
+#[test]
+fn a_woken_waiter_that_gives_up_loses_its_boost() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.owner_released(2 * MS, L1, 200);
+    e.waiter_woken(2 * MS, L1, 150);
+    e.wait_finish(3 * MS, 150, L1);
+    assert!(!e.is_boosted(150));
+    ok(&e);
+}
+
+#[test]
+fn a_woken_rwsem_writer_keeps_its_boost_when_the_owner_hook_came_first() {
+    // rwsem order: the new writer is recorded as owner before its wait finishes.
+    let mut e = engine();
+    e.reader_acquired(0, L1, 201);
+    e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
+    e.reader_released(2 * MS, L1, 201);
+    e.waiter_woken(2 * MS, L1, 150);
+    e.owner_acquired(3 * MS, L1, 150);
+    e.wait_finish(3 * MS, 150, L1);
+    assert!(e.is_boosted(150));
+    ok(&e);
+}
+
+#[test]
+fn a_downgraded_writer_is_a_reader_and_new_readers_block_too() {
+    let mut e = engine();
+    e.owner_acquired(0, L1, 200);
+    e.wait_start(MS, 100, L1, LockKind::RwsemWrite, Some(200));
+    assert!(e.is_boosted(200));
+    // downgrade_write: the writer takes a read hold and stops being the owner.
+    e.reader_acquired(2 * MS, L1, 200);
+    let (owner, readers, _) = e.detector().holders(L1).unwrap();
+    assert_eq!((owner, readers), (0, &[200][..]));
+    assert!(e.is_boosted(200), "still a holder, as a reader");
+    // Readers the downgrade let in block the critical writer as well.
+    assert_eq!(e.reader_acquired(2 * MS, L1, 201).as_slice(), &[201]);
+    // A new wait names the readers, not the ex-writer as owner.
+    e.wait_finish(3 * MS, 100, L1);
+    let b = e.wait_start(3 * MS, 100, L1, LockKind::RwsemWrite, None);
+    assert_eq!(b.as_slice(), &[200, 201]);
+    ok(&e);
+}
+
+#[test]
+fn a_reader_storm_above_the_bound_is_covered_as_it_drains() {
+    let mut e = engine();
+    let readers: Vec<Tid> = (201..=212).collect();
+    for &r in &readers {
+        e.reader_acquired(0, L1, r);
+    }
+    let b = e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
+    assert_eq!(b.as_slice(), &readers[..4]);
+    let mut boosted_ever: Vec<Tid> = b.as_slice().to_vec();
+    for (i, &r) in readers.iter().enumerate() {
+        let got = e.reader_released(MS + i as Nanos, L1, r);
+        boosted_ever.extend_from_slice(got.as_slice());
+        // While readers remain, min(4, remaining) of them are boosted.
+        let left = &readers[i + 1..];
+        let n = left.iter().filter(|&&x| e.is_boosted(x)).count();
+        assert_eq!(n, left.len().min(4), "after {r} left");
+        ok(&e);
+    }
+    assert_eq!(boosted_ever, readers);
+    assert_eq!(e.stats().get(Counter::ReadersSeen), 12);
+    assert_eq!(e.stats().get(Counter::ReadersTracked), 12);
+}
+
+#[test]
+fn handle_dispatches_every_lock_event_like_the_methods() {
+    use superpass_core::{Answer, Event};
+    let mut a = engine();
+    let mut b = engine();
+    let script = [
+        Event::OwnerAcquired { lock: L1, tid: 200 },
+        Event::from_hook_wait_start(100, L1, LockKind::Mutex as u32, 200).unwrap(),
+        Event::from_hook_owner(L1, 200, false),
+        Event::WaiterWoken { lock: L1, tid: 150 },
+        Event::WaitFinish {
+            waiter: 150,
+            lock: L1,
+        },
+        Event::from_hook_owner(L1, 150, true),
+        Event::Enqueue { cpu: 1, tid: 150 },
+        Event::Pick {
+            cpu: 1,
+            fair_next: 300,
+        },
+    ];
+    let mut answers = Vec::new();
+    for (i, ev) in script.iter().enumerate() {
+        answers.push(a.handle(MS + i as Nanos, *ev));
+    }
+    let now = |i: u64| MS + i;
+    b.owner_acquired(now(0), L1, 200);
+    assert_eq!(
+        answers[1].newly_boosted(),
+        b.wait_start(now(1), 100, L1, LockKind::Mutex, Some(200))
+            .as_slice()
+    );
+    b.owner_released(now(2), L1, 200);
+    assert_eq!(
+        answers[3].newly_boosted(),
+        b.waiter_woken(now(3), L1, 150).as_slice()
+    );
+    b.wait_finish(now(4), 150, L1);
+    assert_eq!(
+        answers[5].newly_boosted(),
+        b.owner_acquired(now(5), L1, 150).as_slice()
+    );
+    assert_eq!(answers[6], Answer::Resched);
+    assert!(b.enqueue(now(6), 1, 150));
+    assert_eq!(answers[7], Answer::Run(150));
+    assert_eq!(b.pick(now(7), 1, 300), Some(150));
+    assert_eq!(a.observer().grants, b.observer().grants);
 }

@@ -45,7 +45,7 @@ pub fn wait_start_critical(e: &mut Engine<NoObserver>, now: u64) {
 /// The critical thread gets the lock (records the blocking time, revokes the grant).
 #[inline(never)]
 pub fn wait_finish_critical(e: &mut Engine<NoObserver>, now: u64) {
-    e.wait_finish(now, CRIT, L1, true);
+    e.wait_finish(now, CRIT, L1);
 }
 
 /// A non-critical thread waits: the common case, turned away by the filter.
@@ -73,13 +73,13 @@ pub fn enqueue_boosted(e: &mut Engine<NoObserver>, now: u64) {
 /// CPU 1 picks: the boosted blocker replaces the fair choice.
 #[inline(never)]
 pub fn pick_boosted(e: &mut Engine<NoObserver>, now: u64) {
-    black_box(e.pick(now, 1, HOG, HOG));
+    black_box(e.pick(now, 1, HOG));
 }
 
 /// CPU 0 picks with no boosted task queued: the common case.
 #[inline(never)]
 pub fn pick_idle(e: &mut Engine<NoObserver>, now: u64) {
-    black_box(e.pick(now, 0, HOG, HOG));
+    black_box(e.pick(now, 0, HOG));
 }
 
 /// A tick on CPU 1 while the boosted blocker runs.

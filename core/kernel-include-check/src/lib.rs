@@ -22,7 +22,7 @@ pub fn smoke() -> Option<i32> {
     e.add_critical(0, 100, Role::Ui).ok()?;
     let boosted = e.wait_start(10, 100, 0xdead_0000, LockKind::Mutex, Some(200));
     e.enqueue(11, 1, *boosted.as_slice().first()?);
-    let picked = e.pick(12, 1, 300, 300);
+    let picked = e.pick(12, 1, 300);
     let mut buf = [0u8; abi::StatsMsg::SIZE];
     abi::request_header(abi::GET_STATS, &mut buf).ok()?;
     e.ioctl(13, abi::GET_STATS, &mut buf).ok()?;

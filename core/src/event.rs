@@ -1,0 +1,250 @@
+//! The one protocol every platform speaks: what it observed, as [`Event`]s, and what the engine
+//! answers, as [`Answer`]s.
+//!
+//! The kernel module turns each vendor-hook call into an event with the `from_hook_*`
+//! constructors, which validate the raw C arguments once; the simulator builds the same events
+//! at the points where those hooks would fire. Both hand them to [`Engine::handle`], so the two
+//! cannot drive the policy differently.
+
+use super::engine::{Boosted, Engine, Observer};
+use super::{Cpu, LockId, LockKind, Nanos, Tid};
+
+/// Something a platform observed, in the terms of the kernel hooks that report it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// `waiter` starts sleeping on `lock`; `owner` is the owner the lock itself names, if any.
+    WaitStart {
+        /// The waiting task.
+        waiter: Tid,
+        /// The lock.
+        lock: LockId,
+        /// How it waits.
+        kind: LockKind,
+        /// The mutex owner or rwsem writer the lock names.
+        owner: Option<Tid>,
+    },
+    /// `waiter` stopped waiting for `lock`.
+    WaitFinish {
+        /// The task that waited.
+        waiter: Tid,
+        /// The lock.
+        lock: LockId,
+    },
+    /// `tid` became the owner of `lock` (mutex, futex, rwsem writer).
+    OwnerAcquired {
+        /// The lock.
+        lock: LockId,
+        /// The new owner.
+        tid: Tid,
+    },
+    /// `tid` released `lock` as its owner.
+    OwnerReleased {
+        /// The lock.
+        lock: LockId,
+        /// The old owner.
+        tid: Tid,
+    },
+    /// `tid` took a read hold of `lock` (a writer doing so downgrades).
+    ReaderAcquired {
+        /// The lock.
+        lock: LockId,
+        /// The reader.
+        tid: Tid,
+    },
+    /// `tid` released a read hold of `lock`.
+    ReaderReleased {
+        /// The lock.
+        lock: LockId,
+        /// The reader.
+        tid: Tid,
+    },
+    /// A release of `lock` woke waiter `tid`, which takes the lock when it runs.
+    WaiterWoken {
+        /// The lock.
+        lock: LockId,
+        /// The woken waiter.
+        tid: Tid,
+    },
+    /// `tid` exited.
+    TaskExit {
+        /// The task.
+        tid: Tid,
+    },
+    /// `tid` joined CPU `cpu`'s runqueue.
+    Enqueue {
+        /// The CPU.
+        cpu: Cpu,
+        /// The task.
+        tid: Tid,
+    },
+    /// `tid` left CPU `cpu`'s runqueue.
+    Dequeue {
+        /// The CPU.
+        cpu: Cpu,
+        /// The task.
+        tid: Tid,
+    },
+    /// CPU `cpu`'s fair class chose `fair_next` (0: nothing).
+    Pick {
+        /// The CPU.
+        cpu: Cpu,
+        /// The stock choice.
+        fair_next: Tid,
+    },
+    /// `waking` was queued on CPU `cpu`, which runs `curr`.
+    Wakeup {
+        /// The CPU.
+        cpu: Cpu,
+        /// The running task.
+        curr: Tid,
+        /// The woken task.
+        waking: Tid,
+    },
+    /// Waking task `tid`, last on `prev_cpu`, needs a CPU.
+    SelectCpu {
+        /// The task.
+        tid: Tid,
+        /// Where it ran last.
+        prev_cpu: Cpu,
+        /// Idle CPUs.
+        idle_mask: u64,
+        /// CPUs it may run on.
+        allowed_mask: u64,
+    },
+    /// The tick on CPU `cpu`, running `curr`.
+    Tick {
+        /// The CPU.
+        cpu: Cpu,
+        /// The running task.
+        curr: Tid,
+    },
+}
+
+impl Event {
+    /// The wait-start hooks' event: `kind` is the [`LockKind`] encoding and `owner` the owner's
+    /// TID read from the lock (`<= 0`: none). `None` for a kind no hook reports.
+    pub fn from_hook_wait_start(waiter: Tid, lock: LockId, kind: u32, owner: Tid) -> Option<Self> {
+        Some(Self::WaitStart {
+            waiter,
+            lock,
+            kind: LockKind::from_u32(kind)?,
+            owner: (owner > 0).then_some(owner),
+        })
+    }
+
+    /// The owner hooks' event (mutex start-time and unlock, rwsem writer owned and cleared).
+    pub fn from_hook_owner(lock: LockId, tid: Tid, acquired: bool) -> Self {
+        if acquired {
+            Self::OwnerAcquired { lock, tid }
+        } else {
+            Self::OwnerReleased { lock, tid }
+        }
+    }
+
+    /// The rwsem reader-owned and reader-cleared hooks' event.
+    pub fn from_hook_reader(lock: LockId, tid: Tid, acquired: bool) -> Self {
+        if acquired {
+            Self::ReaderAcquired { lock, tid }
+        } else {
+            Self::ReaderReleased { lock, tid }
+        }
+    }
+}
+
+/// The engine's answer to an [`Event`]: the decision the platform applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Nothing to do.
+    None,
+    /// These tasks became boosted: find them and kick the CPUs whose runqueues hold them.
+    Boosted(Boosted),
+    /// Reschedule the CPU (enqueue, tick), or preempt the running task (wakeup).
+    Resched,
+    /// Run this task instead of the stock choice (pick).
+    Run(Tid),
+    /// Place the waking task on this CPU (select).
+    Place(Cpu),
+}
+
+impl Answer {
+    fn flag(b: bool) -> Self {
+        if b {
+            Self::Resched
+        } else {
+            Self::None
+        }
+    }
+
+    fn boosted(b: Boosted) -> Self {
+        if b.as_slice().is_empty() {
+            Self::None
+        } else {
+            Self::Boosted(b)
+        }
+    }
+
+    /// The newly boosted tasks this answer names (none for other answers).
+    pub fn newly_boosted(&self) -> &[Tid] {
+        match self {
+            Self::Boosted(b) => b.as_slice(),
+            _ => &[],
+        }
+    }
+}
+
+impl<O: Observer> Engine<O> {
+    /// Applies one observed event and returns the decision: the whole protocol in one call.
+    #[inline]
+    pub fn handle(&mut self, now: Nanos, ev: Event) -> Answer {
+        match ev {
+            Event::WaitStart {
+                waiter,
+                lock,
+                kind,
+                owner,
+            } => Answer::boosted(self.wait_start(now, waiter, lock, kind, owner)),
+            Event::WaitFinish { waiter, lock } => {
+                self.wait_finish(now, waiter, lock);
+                Answer::None
+            }
+            Event::OwnerAcquired { lock, tid } => {
+                Answer::boosted(self.owner_acquired(now, lock, tid))
+            }
+            Event::OwnerReleased { lock, tid } => {
+                self.owner_released(now, lock, tid);
+                Answer::None
+            }
+            Event::ReaderAcquired { lock, tid } => {
+                Answer::boosted(self.reader_acquired(now, lock, tid))
+            }
+            Event::ReaderReleased { lock, tid } => {
+                Answer::boosted(self.reader_released(now, lock, tid))
+            }
+            Event::WaiterWoken { lock, tid } => Answer::boosted(self.waiter_woken(now, lock, tid)),
+            Event::TaskExit { tid } => {
+                self.task_exit(now, tid);
+                Answer::None
+            }
+            Event::Enqueue { cpu, tid } => Answer::flag(self.enqueue(now, cpu, tid)),
+            Event::Dequeue { cpu, tid } => {
+                self.dequeue(now, cpu, tid);
+                Answer::None
+            }
+            Event::Pick { cpu, fair_next } => self
+                .pick(now, cpu, fair_next)
+                .map_or(Answer::None, Answer::Run),
+            Event::Wakeup { cpu, curr, waking } => {
+                Answer::flag(self.should_preempt(now, cpu, curr, waking))
+            }
+            Event::SelectCpu {
+                tid,
+                prev_cpu,
+                idle_mask,
+                allowed_mask,
+            } => self
+                .select_cpu(now, tid, prev_cpu, idle_mask, allowed_mask)
+                .map_or(Answer::None, Answer::Place),
+            Event::Tick { cpu, curr } => Answer::flag(self.tick(now, cpu, curr)),
+        }
+    }
+}
