@@ -1,34 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The vendor-hook callbacks: each one forwards to the engine and applies its answer.
+//! The vendor-hook callbacks: each one hands the engine an event and applies its answer.
 //!
 //! The C probes have already done the lock-free filtering (nothing boosted, SuperPass off, no
-//! critical thread) and extracted plain values. Here the engine lock is taken, the engine
-//! decides, and the few things only the platform can do are done: finding a newly boosted
-//! blocker's `task_struct` and runqueue, validating the engine's pick against the real
-//! runqueue, and kicking the CPU that should run a blocker now.
+//! critical thread) and extracted plain values; the entry points in the crate root turned them
+//! into [`Event`]s. Here the engine lock is taken, the engine decides (the same
+//! `Engine::handle` the simulator drives), and the few things only the platform can do are
+//! done: finding a newly boosted blocker's `task_struct`, validating the engine's pick against
+//! the real runqueue, and kicking the CPU that should run a blocker now.
 
 use crate::ffi;
 use crate::state::{self, Guard};
 use crate::superpass_core::detector::MAX_BLOCKERS;
-use crate::superpass_core::{Cpu, LockId, LockKind, Nanos, Tid};
+use crate::superpass_core::{Answer, Cpu, Event, Nanos, Tid};
 use crate::{RqRef, TaskRef};
 
 /// How many stale engine picks one pick hook skips before leaving CFS's choice alone.
 const PICK_RETRIES: usize = 3;
 
-/// `waiter` starts waiting for `lock`; boosts its blockers and kicks the CPUs they sit on.
-pub(crate) fn wait_start(now: Nanos, waiter: Tid, lock: LockId, kind: u32, owner: Tid) {
-    let Some(kind) = LockKind::from_u32(kind) else {
-        return;
-    };
+/// A lock or task event: the engine decides, and newly boosted blockers are found and kicked.
+pub(crate) fn lock_event(now: Nanos, ev: Event) {
     let mut kicks = Kicks::new();
     {
         let Some(mut g) = state::lock() else { return };
-        let boosted = g
-            .engine
-            .wait_start(now, waiter, lock, kind, (owner > 0).then_some(owner));
-        place(&mut g, boosted.as_slice(), &mut kicks);
+        let answer = g.engine.handle(now, ev);
+        place(&mut g, answer.newly_boosted(), &mut kicks);
     }
     kicks.send();
 }
@@ -64,68 +60,17 @@ impl Kicks {
     }
 }
 
-/// Finds the `task_struct` of each newly boosted task and notes the CPU to kick.
+/// Records the `task_struct` of each newly boosted task in the engine and notes the CPU to
+/// kick.
 fn place(g: &mut Guard, boosted: &[Tid], kicks: &mut Kicks) {
     for &tid in boosted {
         // The engine names a blocker by TID; the scheduler hooks need its task_struct.
         let Some(task) = TaskRef::lookup(tid) else {
             continue;
         };
-        g.engine.observer_mut().tasks.set(tid, task, false);
+        g.engine.set_handle(tid, task.handle());
         if let Some(cpu) = task.queued_cpu() {
             kicks.add(cpu);
-        }
-    }
-}
-
-/// `waiter` stopped waiting for `lock`.
-pub(crate) fn wait_finish(now: Nanos, waiter: Tid, lock: LockId) {
-    if let Some(mut g) = state::lock() {
-        g.engine.wait_finish(now, waiter, lock, true);
-    }
-}
-
-/// Most waits re-announced when one lock changes owner.
-const MAX_REANNOUNCE: usize = 8;
-
-/// `tid` acquired or released `lock` as its owner.
-///
-/// A new owner may have taken the lock from under tracked waiters: a mutex or rwsem waiter
-/// that was woken by the release but had not run yet goes back to sleep inside the same
-/// wait, with no new wait-start hook. Those waits are announced again with the new owner,
-/// so the engine names (and boosts) the task that blocks them now.
-pub(crate) fn owner(now: Nanos, lock: LockId, tid: Tid, acquired: bool) {
-    let mut kicks = Kicks::new();
-    {
-        let Some(mut g) = state::lock() else { return };
-        if !acquired {
-            g.engine.owner_released(now, lock, tid);
-            return;
-        }
-        g.engine.owner_acquired(now, lock, tid);
-        let mut again = [(0 as Tid, LockKind::Mutex); MAX_REANNOUNCE];
-        let mut n = 0;
-        for w in g.engine.detector().waits() {
-            if w.lock == lock && w.waiter != tid && n < again.len() {
-                again[n] = (w.waiter, w.kind);
-                n += 1;
-            }
-        }
-        for &(waiter, kind) in &again[..n] {
-            let boosted = g.engine.wait_start(now, waiter, lock, kind, Some(tid));
-            place(&mut g, boosted.as_slice(), &mut kicks);
-        }
-    }
-    kicks.send();
-}
-
-/// `tid` acquired or released a read hold of `lock`.
-pub(crate) fn reader(now: Nanos, lock: LockId, tid: Tid, acquired: bool) {
-    if let Some(mut g) = state::lock() {
-        if acquired {
-            g.engine.reader_acquired(now, lock, tid);
-        } else {
-            g.engine.reader_released(now, lock, tid);
         }
     }
 }
@@ -138,17 +83,23 @@ pub(crate) fn enqueue(now: Nanos, cpu: Cpu, tid: Tid, task: TaskRef) -> bool {
     if !g.engine.is_boosted(tid) {
         return false;
     }
-    g.engine.observer_mut().tasks.set(tid, task, true);
-    g.engine.enqueue(now, cpu, tid)
+    g.engine.set_handle(tid, task.handle());
+    g.engine.handle(now, Event::Enqueue { cpu, tid }) == Answer::Resched
 }
 
 /// `tid` leaves CPU `cpu`'s runqueue.
 pub(crate) fn dequeue(now: Nanos, cpu: Cpu, tid: Tid) {
-    let Some(mut g) = state::lock() else { return };
-    if g.engine.is_boosted(tid) {
-        g.engine.dequeue(now, cpu, tid);
-        g.engine.observer_mut().tasks.unlocate(tid);
+    if let Some(mut g) = state::lock() {
+        g.engine.handle(now, Event::Dequeue { cpu, tid });
     }
+}
+
+/// The `task_struct` the engine recorded for boosted task `tid`.
+fn task_of(g: &Guard, tid: Tid) -> Option<TaskRef> {
+    let h = g.engine.handle_of(tid)?;
+    // SAFETY: the engine only holds handles of live tasks: `task_free` removes a task's handle,
+    // under the engine lock (which `g` holds), before the task is freed.
+    unsafe { TaskRef::from_handle(h) }
 }
 
 /// Tells the engine about boosted tasks found queued on `rq` that it has not placed yet
@@ -156,33 +107,33 @@ pub(crate) fn dequeue(now: Nanos, cpu: Cpu, tid: Tid) {
 fn locate(g: &mut Guard, now: Nanos, rq: RqRef, cpu: Cpu) {
     let mut found = [0 as Tid; MAX_BLOCKERS];
     let mut n = 0;
-    for (tid, task) in g.engine.observer().tasks.unlocated() {
-        if n < found.len() && task.queued_on(rq) {
+    for (tid, h) in g.engine.unlocated() {
+        // SAFETY: as in `task_of`: a recorded handle names a live task.
+        let queued = unsafe { TaskRef::from_handle(h) }.is_some_and(|t| t.queued_on(rq));
+        if n < found.len() && queued {
             found[n] = tid;
             n += 1;
         }
     }
     for &tid in &found[..n] {
-        g.engine.enqueue(now, cpu, tid);
-        if let Some(task) = g.engine.observer().tasks.get(tid) {
-            g.engine.observer_mut().tasks.set(tid, task, true);
-        }
+        g.engine.handle(now, Event::Enqueue { cpu, tid });
     }
 }
 
 /// The task CPU `cpu` should run instead of CFS's choice, validated against `rq`.
-pub(crate) fn pick(now: Nanos, rq: RqRef, cpu: Cpu, prev: Tid, fair_next: Tid) -> Option<TaskRef> {
+pub(crate) fn pick(now: Nanos, rq: RqRef, cpu: Cpu, fair_next: Tid) -> Option<TaskRef> {
     let mut g = state::lock()?;
     locate(&mut g, now, rq, cpu);
     for _ in 0..PICK_RETRIES {
-        let tid = g.engine.pick(now, cpu, prev, fair_next)?;
-        match g.engine.observer().tasks.get(tid) {
+        let Answer::Run(tid) = g.engine.handle(now, Event::Pick { cpu, fair_next }) else {
+            return None;
+        };
+        match task_of(&g, tid) {
             // Validated under the rq lock and the engine lock: queued here, fair, not delayed.
             Some(task) if task.pickable(rq) => return Some(task),
+            // The engine's queue is stale (the task moved or sleeps): drop it from there.
             _ => {
-                // The engine's queue is stale (the task moved or sleeps): drop it from there.
-                g.engine.dequeue(now, cpu, tid);
-                g.engine.observer_mut().tasks.unlocate(tid);
+                g.engine.handle(now, Event::Dequeue { cpu, tid });
             }
         }
     }
@@ -191,13 +142,22 @@ pub(crate) fn pick(now: Nanos, rq: RqRef, cpu: Cpu, prev: Tid, fair_next: Tid) -
 
 /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
 pub(crate) fn should_preempt(now: Nanos, cpu: Cpu, curr: Tid, waking: Tid) -> bool {
-    state::lock().is_some_and(|mut g| g.engine.should_preempt(now, cpu, curr, waking))
+    let ev = Event::Wakeup { cpu, curr, waking };
+    state::lock().is_some_and(|mut g| g.engine.handle(now, ev) == Answer::Resched)
 }
 
 /// Where waking task `tid` should run, if the engine has an opinion.
 pub(crate) fn select_cpu(now: Nanos, tid: Tid, prev: Cpu, idle: u64, allowed: u64) -> Option<Cpu> {
-    let mut g = state::lock()?;
-    g.engine.select_cpu(now, tid, prev, idle, allowed)
+    let ev = Event::SelectCpu {
+        tid,
+        prev_cpu: prev,
+        idle_mask: idle,
+        allowed_mask: allowed,
+    };
+    match state::lock()?.engine.handle(now, ev) {
+        Answer::Place(cpu) => Some(cpu),
+        _ => None,
+    }
 }
 
 /// The tick on CPU `cpu`; returns true if it should reschedule.
@@ -206,14 +166,14 @@ pub(crate) fn tick(now: Nanos, rq: RqRef, cpu: Cpu, curr: Tid) -> bool {
         return false;
     };
     locate(&mut g, now, rq, cpu);
-    g.engine.tick(now, cpu, curr)
+    g.engine.handle(now, Event::Tick { cpu, curr }) == Answer::Resched
 }
 
 /// Task `tid` is being freed: the engine forgets it, and no pointer to it survives.
 pub(crate) fn task_free(now: Nanos, tid: Tid, task: Option<TaskRef>) {
     let Some(mut g) = state::lock() else { return };
-    g.engine.task_exit(now, tid);
+    g.engine.handle(now, Event::TaskExit { tid });
     if let Some(task) = task {
-        g.engine.observer_mut().tasks.forget(task);
+        g.engine.forget_handle(task.handle());
     }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The engine, its lock, and the table of boosted tasks the scheduler hooks need.
+//! The engine and its lock.
 //!
 //! One [`Engine`] serves the whole machine. It is tens of KiB, far too big for a 16 KiB kernel
 //! stack, so it is built at compile time (`Engine::new` is `const`) in static memory, [`STATE`],
@@ -14,10 +14,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::ffi;
 use crate::superpass_core::engine::{Observer, RevokeReason};
-use crate::superpass_core::tunables::MAX_GRANTS;
 use crate::superpass_core::{Cpu, Engine, LockId, LockKind, Nanos, Tid, MAX_CPUS};
 use crate::trace;
-use crate::TaskRef;
 
 /// Everything the engine lock protects.
 pub(crate) struct State {
@@ -94,7 +92,7 @@ impl core::ops::DerefMut for Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         let e = &self.engine;
-        let boosted = e.observer().tasks.len;
+        let boosted = e.fast_track().boosted_count() as u32;
         let critical = e.critical().len() as u32;
         let waits = e.detector().waits().count() as u32;
         let enabled = e.enabled();
@@ -107,131 +105,12 @@ impl Drop for Guard {
     }
 }
 
-/// One boosted task: its TID, its `task_struct` if known, and whether the engine knows which
-/// runqueue it is on.
-#[derive(Clone, Copy)]
-struct Slot {
-    tid: Tid,
-    task: Option<TaskRef>,
-    located: bool,
-}
-
-/// The boosted tasks, by TID, with their `task_struct` pointers for the pick hook.
-///
-/// # Invariants
-///
-/// Exactly the engine's boosted tasks have a slot (the observer's `boosted`/`unboosted` keep it
-/// so); `len` counts the slots in use; a stored [`TaskRef`] is live (the free_task hook removes
-/// it first).
-pub(crate) struct TaskTable {
-    slots: [Option<Slot>; MAX_GRANTS],
-    len: u32,
-    unlocated: u32,
-}
-
-impl TaskTable {
-    const fn new() -> Self {
-        Self {
-            slots: [None; MAX_GRANTS],
-            len: 0,
-            unlocated: 0,
-        }
-    }
-
-    fn recount(&mut self) {
-        self.len = self.slots.iter().flatten().count() as u32;
-        self.unlocated = self
-            .slots
-            .iter()
-            .flatten()
-            .filter(|s| !s.located && s.task.is_some())
-            .count() as u32;
-    }
-
-    fn slot_mut(&mut self, tid: Tid) -> Option<&mut Slot> {
-        self.slots.iter_mut().flatten().find(|s| s.tid == tid)
-    }
-
-    /// The `task_struct` of boosted task `tid`, if known.
-    pub(crate) fn get(&self, tid: Tid) -> Option<TaskRef> {
-        self.slots.iter().flatten().find(|s| s.tid == tid)?.task
-    }
-
-    /// Records `task` for boosted task `tid`; `located` says the engine knows its runqueue.
-    pub(crate) fn set(&mut self, tid: Tid, task: TaskRef, located: bool) {
-        if let Some(s) = self.slot_mut(tid) {
-            s.task = Some(task);
-            s.located = located;
-            self.recount();
-        }
-    }
-
-    /// Marks `tid` as not on a runqueue the engine knows of.
-    pub(crate) fn unlocate(&mut self, tid: Tid) {
-        if let Some(s) = self.slot_mut(tid) {
-            if s.located {
-                s.located = false;
-                self.recount();
-            }
-        }
-    }
-
-    /// Drops every pointer to `task` (it is being freed).
-    pub(crate) fn forget(&mut self, task: TaskRef) {
-        for s in self.slots.iter_mut().flatten() {
-            if s.task == Some(task) {
-                s.task = None;
-            }
-        }
-        self.recount();
-    }
-
-    /// Boosted tasks whose runqueue the engine does not know yet.
-    pub(crate) fn unlocated(&self) -> impl Iterator<Item = (Tid, TaskRef)> + '_ {
-        let any = self.unlocated != 0;
-        self.slots
-            .iter()
-            .flatten()
-            .filter(move |s| any && !s.located)
-            .filter_map(|s| Some((s.tid, s.task?)))
-    }
-
-    fn insert(&mut self, tid: Tid) {
-        if self.slot_mut(tid).is_some() {
-            return;
-        }
-        if let Some(free) = self.slots.iter_mut().find(|s| s.is_none()) {
-            *free = Some(Slot {
-                tid,
-                task: None,
-                located: false,
-            });
-        }
-        self.recount();
-    }
-
-    fn remove(&mut self, tid: Tid) {
-        for s in self.slots.iter_mut() {
-            if s.is_some_and(|s| s.tid == tid) {
-                *s = None;
-            }
-        }
-        self.recount();
-    }
-}
-
-/// The engine's observer: emits the `superpass:*` tracepoints and keeps the [`TaskTable`] in
-/// step with the boosted set.
-pub(crate) struct TraceObserver {
-    /// The boosted tasks.
-    pub(crate) tasks: TaskTable,
-}
+/// The engine's observer: emits the `superpass:*` tracepoints.
+pub(crate) struct TraceObserver;
 
 impl TraceObserver {
     const fn new() -> Self {
-        Self {
-            tasks: TaskTable::new(),
-        }
+        Self
     }
 }
 
@@ -246,14 +125,6 @@ impl Observer for TraceObserver {
 
     fn revoke(&mut self, _now: Nanos, blocker: Tid, reason: RevokeReason) {
         trace::revoke(blocker, reason);
-    }
-
-    fn boosted(&mut self, _now: Nanos, tid: Tid) {
-        self.tasks.insert(tid);
-    }
-
-    fn unboosted(&mut self, _now: Nanos, tid: Tid, _reason: RevokeReason) {
-        self.tasks.remove(tid);
     }
 
     fn pick(&mut self, _now: Nanos, cpu: Cpu, tid: Tid) {

@@ -29,7 +29,7 @@ mod ioctl;
 mod state;
 mod trace;
 
-use superpass_core::abi;
+use superpass_core::{abi, Event};
 
 module! {
     type: SuperPassModule,
@@ -68,9 +68,9 @@ mod ffi {
 ///
 /// # Invariants
 ///
-/// Points to a live `task_struct` while the engine lock is held and the task is in the
-/// module's task table, or while the hook that produced it runs: the `free_task` hook drops
-/// every stored pointer, under the engine lock, before the memory is freed.
+/// Points to a live `task_struct` while the engine lock is held and the engine records it as a
+/// boosted task's handle, or while the hook that produced it runs: the `free_task` hook drops
+/// every recorded handle, under the engine lock, before the memory is freed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TaskRef(NonNull<c_void>);
 
@@ -86,6 +86,21 @@ impl TaskRef {
         // SAFETY: `sp_task_lookup` accepts any TID and returns a live task or NULL; the
         // caller holds the engine lock, so the task stays valid until the free_task hook.
         Self::from_raw(unsafe { ffi::sp_task_lookup(tid) })
+    }
+
+    /// The handle the engine records for the task: its address.
+    pub(crate) fn handle(self) -> u64 {
+        self.0.as_ptr() as usize as u64
+    }
+
+    /// The task a handle from [`TaskRef::handle`] names, or `None` for 0.
+    ///
+    /// # Safety
+    ///
+    /// `h` is a handle the engine records, read with the engine lock held: the task is live.
+    pub(crate) unsafe fn from_handle(h: u64) -> Option<Self> {
+        // INVARIANT: the caller guarantees the task behind `h` is live.
+        Self::from_raw(h as usize as *mut c_void)
     }
 
     /// The raw pointer, for the C helpers.
@@ -178,25 +193,33 @@ fn log_mechanisms(active: u64, busy: u64) {
 /// `waiter` starts waiting for `lock` (a `LockKind`), whose visible owner is `owner` (0: none).
 #[no_mangle]
 pub extern "C" fn sp_hook_wait_start(now: u64, waiter: i32, lock: u64, kind: u32, owner: i32) {
-    hooks::wait_start(now, waiter, lock, kind, owner);
+    if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, owner) {
+        hooks::lock_event(now, ev);
+    }
 }
 
 /// `waiter` stopped waiting for `lock`.
 #[no_mangle]
 pub extern "C" fn sp_hook_wait_finish(now: u64, waiter: i32, lock: u64) {
-    hooks::wait_finish(now, waiter, lock);
+    hooks::lock_event(now, Event::WaitFinish { waiter, lock });
 }
 
 /// `tid` acquired (or released) `lock` as its owner: a mutex, or an rwsem as writer.
 #[no_mangle]
 pub extern "C" fn sp_hook_owner(now: u64, lock: u64, tid: i32, acquired: bool) {
-    hooks::owner(now, lock, tid, acquired);
+    hooks::lock_event(now, Event::from_hook_owner(lock, tid, acquired));
 }
 
 /// `tid` acquired (or released) `lock` as a reader.
 #[no_mangle]
 pub extern "C" fn sp_hook_reader(now: u64, lock: u64, tid: i32, acquired: bool) {
-    hooks::reader(now, lock, tid, acquired);
+    hooks::lock_event(now, Event::from_hook_reader(lock, tid, acquired));
+}
+
+/// A release of `lock` woke waiter `tid`, which takes the lock when it runs.
+#[no_mangle]
+pub extern "C" fn sp_hook_woken(now: u64, lock: u64, tid: i32) {
+    hooks::lock_event(now, Event::WaiterWoken { lock, tid });
 }
 
 /// Task `task` (TID `tid`) joins CPU `cpu`'s runqueue; returns true if the CPU should reschedule.
@@ -205,7 +228,12 @@ pub extern "C" fn sp_hook_reader(now: u64, lock: u64, tid: i32, acquired: bool) 
 ///
 /// `task` is the live task the enqueue hook was called with; the caller holds its rq lock.
 #[no_mangle]
-pub unsafe extern "C" fn sp_hook_enqueue(now: u64, cpu: c_uint, tid: i32, task: *mut c_void) -> bool {
+pub unsafe extern "C" fn sp_hook_enqueue(
+    now: u64,
+    cpu: c_uint,
+    tid: i32,
+    task: *mut c_void,
+) -> bool {
     let Some(task) = TaskRef::from_raw(task) else {
         return false;
     };
@@ -228,7 +256,6 @@ pub unsafe extern "C" fn sp_hook_pick(
     now: u64,
     rq: *mut c_void,
     cpu: c_uint,
-    prev: i32,
     fair_next: i32,
 ) -> *mut c_void {
     let Some(rq) = NonNull::new(rq) else {
@@ -236,7 +263,7 @@ pub unsafe extern "C" fn sp_hook_pick(
     };
     // INVARIANT: the caller holds `rq`'s lock for the whole call.
     let rq = RqRef(rq);
-    hooks::pick(now, rq, cpu, prev, fair_next).map_or(core::ptr::null_mut(), TaskRef::as_ptr)
+    hooks::pick(now, rq, cpu, fair_next).map_or(core::ptr::null_mut(), TaskRef::as_ptr)
 }
 
 /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
@@ -247,7 +274,13 @@ pub extern "C" fn sp_hook_preempt(now: u64, cpu: c_uint, curr: i32, waking: i32)
 
 /// The CPU waking task `tid` should run on, or -1 for no opinion.
 #[no_mangle]
-pub extern "C" fn sp_hook_select(now: u64, tid: i32, prev_cpu: c_uint, idle: u64, allowed: u64) -> i32 {
+pub extern "C" fn sp_hook_select(
+    now: u64,
+    tid: i32,
+    prev_cpu: c_uint,
+    idle: u64,
+    allowed: u64,
+) -> i32 {
     hooks::select_cpu(now, tid, prev_cpu, idle, allowed).map_or(-1, |c| c as i32)
 }
 

@@ -880,8 +880,12 @@ impl Sim {
             gt.blocked_on = None;
             gt.held.push(l);
             let ev = if read_grants {
+                // rwsem_mark_wake reports the readers it grants (record_rwsem_reader_owned).
                 LockEvent::ReaderAcquired { lock: l, tid: g }
             } else {
+                // The unlock path names the waiter it woke (mutex_unlock_slowpath,
+                // rwsem_wake_finish) before the handoff makes it the owner.
+                self.lock_event(cpu, LockEvent::Woken { lock: l, tid: g });
                 LockEvent::OwnerAcquired { lock: l, tid: g }
             };
             self.lock_event(cpu, ev);

@@ -68,6 +68,14 @@ pub enum LockEvent {
         /// Reader.
         tid: TaskIdx,
     },
+    /// A release woke waiter `tid`, which takes the lock next (the kernel's unlock hooks name
+    /// it while the wait list is locked).
+    Woken {
+        /// Lock index.
+        lock: u32,
+        /// The woken waiter.
+        tid: TaskIdx,
+    },
 }
 
 /// A change a policy asks the simulator to make.

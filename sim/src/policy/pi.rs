@@ -86,7 +86,9 @@ impl Policy for Pi {
             LockEvent::OwnerAcquired { tid, .. } | LockEvent::OwnerReleased { tid, .. } => {
                 self.update_chain(w, cpu, tid, out);
             }
-            LockEvent::ReaderAcquired { .. } | LockEvent::ReaderReleased { .. } => {}
+            LockEvent::ReaderAcquired { .. }
+            | LockEvent::ReaderReleased { .. }
+            | LockEvent::Woken { .. } => {}
         }
     }
 

@@ -1,17 +1,19 @@
 //! SuperPass: lock-level blocker detection plus a bounded scheduler fast track, with every
 //! decision made by `superpass_core::Engine`, the code the kernel module runs.
 //!
-//! The simulator calls the engine at the points the kernel hooks fire: lock wait start and
-//! finish, owner and reader acquire/release, enqueue, dequeue, the fair pick
-//! (`replace_next_task_fair`), wakeup preemption, wakeup CPU selection and the tick. The fast
-//! track only reorders the fair class, so RT tasks still run first. Each hook call is charged
-//! as CPU time on the CPU it runs on ([`HOOK_NS`], an assumption documented in docs/sim.md).
+//! The simulator reports to the engine at the points the kernel hooks fire, in core's own
+//! protocol ([`superpass_core::Event`], answered by [`Engine::handle`]), exactly as the kernel
+//! module does: lock wait start and finish, owner and reader acquire/release, a waiter woken by
+//! a release, enqueue, dequeue, the fair pick (`replace_next_task_fair`), wakeup preemption,
+//! wakeup CPU selection and the tick. The fast track only reorders the fair class, so RT tasks
+//! still run first. Each hook call is charged as CPU time on the CPU it runs on ([`HOOK_NS`], an
+//! assumption documented in docs/sim.md).
 
 use super::{Action, LockEvent, Policy, PolicyStats};
 use crate::locks::TaskIdx;
 use crate::sched::World;
 use crate::workload::ThreadRole;
-use superpass_core::{Engine, LockId, Nanos, Observer, RevokeReason, Role, Tid};
+use superpass_core::{Answer, Engine, Event, LockId, Nanos, Observer, RevokeReason, Role, Tid};
 
 /// CPU time charged per hook call: LAVD's measured cost of a tracepoint probe (130 ns),
 /// which covers the probe dispatch plus the engine's short paths.
@@ -45,7 +47,13 @@ pub struct SuperPass {
     idx: TidIndex,
     hook_ns: u64,
     calls: u64,
+    /// Where every event handed to the engine goes with its answer, when recording (tests
+    /// compare the simulator's decisions with the module's on the same events).
+    log: Option<EventLog>,
 }
+
+/// A shared record of `(time, event, answer)`, oldest first.
+pub type EventLog = std::sync::Arc<std::sync::Mutex<Vec<(Nanos, Event, Answer)>>>;
 
 impl Default for SuperPass {
     fn default() -> Self {
@@ -61,6 +69,88 @@ impl SuperPass {
             idx: TidIndex::default(),
             hook_ns: HOOK_NS,
             calls: 0,
+            log: None,
+        }
+    }
+
+    /// SuperPass that appends every event it hands the engine, with the answer, to `log`.
+    pub fn recording(log: EventLog) -> Self {
+        SuperPass {
+            log: Some(log),
+            ..Self::new()
+        }
+    }
+
+    /// The core event for a simulator lock event, with TIDs for task indices.
+    pub fn core_event(w: &World, ev: LockEvent) -> Event {
+        let tid = |t| Self::tid(w, t);
+        match ev {
+            LockEvent::WaitStart {
+                waiter,
+                lock,
+                kind,
+                owner,
+            } => Event::WaitStart {
+                waiter: tid(waiter),
+                lock: lock_id(lock),
+                kind,
+                owner: owner.map(tid),
+            },
+            LockEvent::WaitFinish { waiter, lock, .. } => Event::WaitFinish {
+                waiter: tid(waiter),
+                lock: lock_id(lock),
+            },
+            LockEvent::OwnerAcquired { lock, tid: t } => Event::OwnerAcquired {
+                lock: lock_id(lock),
+                tid: tid(t),
+            },
+            LockEvent::OwnerReleased { lock, tid: t } => Event::OwnerReleased {
+                lock: lock_id(lock),
+                tid: tid(t),
+            },
+            LockEvent::ReaderAcquired { lock, tid: t } => Event::ReaderAcquired {
+                lock: lock_id(lock),
+                tid: tid(t),
+            },
+            LockEvent::ReaderReleased { lock, tid: t } => Event::ReaderReleased {
+                lock: lock_id(lock),
+                tid: tid(t),
+            },
+            LockEvent::Woken { lock, tid: t } => Event::WaiterWoken {
+                lock: lock_id(lock),
+                tid: tid(t),
+            },
+        }
+    }
+
+    /// Hands `ev` to the engine, as the module's hooks do, and records it when asked to.
+    #[inline]
+    fn handle(&mut self, now: Nanos, ev: Event) -> Answer {
+        let Some(e) = self.engine.as_mut() else {
+            return Answer::None;
+        };
+        let a = e.handle(now, ev);
+        if let Some(log) = &self.log {
+            log.lock().expect("event log").push((now, ev, a));
+        }
+        a
+    }
+
+    /// Locates newly boosted tasks that already sit on a runqueue, as the module does when
+    /// it kicks their CPU; reschedules where the engine says so.
+    fn place(&mut self, w: &World, a: Answer, out: &mut Vec<Action>) {
+        for &b in a.newly_boosted() {
+            let Some(&bi) = self.idx.get(&b) else {
+                continue;
+            };
+            let bt = w.task(bi);
+            if bt.on_rq {
+                let cpu = bt.cpu;
+                let ev = Event::Enqueue { cpu, tid: b };
+                if self.handle(w.now, ev) == Answer::Resched {
+                    out.push(Action::Resched(cpu));
+                }
+            }
         }
     }
 
@@ -180,73 +270,24 @@ impl Policy for SuperPass {
 
     fn lock_event(&mut self, w: &World, cpu: u32, ev: LockEvent, out: &mut Vec<Action>) {
         self.hook(cpu, out);
-        let now = w.now;
-        let Some(e) = self.engine.as_mut() else {
-            return;
-        };
-        match ev {
-            LockEvent::WaitStart {
-                waiter,
-                lock,
-                kind,
-                owner,
-            } => {
-                let boosted = e.wait_start(
-                    now,
-                    Self::tid(w, waiter),
-                    lock_id(lock),
-                    kind,
-                    owner.map(|o| Self::tid(w, o)),
-                );
-                // Blockers already on a runqueue must be located there now.
-                for &b in boosted.as_slice() {
-                    let Some(&bi) = self.idx.get(&b) else {
-                        continue;
-                    };
-                    let bt = w.task(bi);
-                    if bt.on_rq && e.enqueue(now, bt.cpu, b) {
-                        out.push(Action::Resched(bt.cpu));
-                    }
-                }
-            }
-            LockEvent::WaitFinish {
-                waiter,
-                lock,
-                acquired,
-            } => {
-                e.wait_finish(now, Self::tid(w, waiter), lock_id(lock), acquired);
-            }
-            LockEvent::OwnerAcquired { lock, tid } => {
-                e.owner_acquired(now, lock_id(lock), Self::tid(w, tid))
-            }
-            LockEvent::OwnerReleased { lock, tid } => {
-                e.owner_released(now, lock_id(lock), Self::tid(w, tid))
-            }
-            LockEvent::ReaderAcquired { lock, tid } => {
-                e.reader_acquired(now, lock_id(lock), Self::tid(w, tid))
-            }
-            LockEvent::ReaderReleased { lock, tid } => {
-                e.reader_released(now, lock_id(lock), Self::tid(w, tid))
-            }
-        }
+        let a = self.handle(w.now, Self::core_event(w, ev));
+        self.place(w, a, out);
         self.drain(w, out);
     }
 
     fn enqueue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {
         self.hook(cpu, out);
-        if let Some(e) = self.engine.as_mut() {
-            if e.enqueue(w.now, cpu, Self::tid(w, t)) {
-                out.push(Action::Resched(cpu));
-            }
+        let tid = Self::tid(w, t);
+        if self.handle(w.now, Event::Enqueue { cpu, tid }) == Answer::Resched {
+            out.push(Action::Resched(cpu));
         }
         self.drain(w, out);
     }
 
     fn dequeue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {
         self.hook(cpu, out);
-        if let Some(e) = self.engine.as_mut() {
-            e.dequeue(w.now, cpu, Self::tid(w, t));
-        }
+        let tid = Self::tid(w, t);
+        self.handle(w.now, Event::Dequeue { cpu, tid });
         self.drain(w, out);
     }
 
@@ -254,14 +295,16 @@ impl Policy for SuperPass {
         &mut self,
         w: &World,
         cpu: u32,
-        prev: Option<TaskIdx>,
+        _prev: Option<TaskIdx>,
         next: Option<TaskIdx>,
         out: &mut Vec<Action>,
     ) -> Option<TaskIdx> {
         self.hook(cpu, out);
-        let e = self.engine.as_mut()?;
-        let r = e.pick(w.now, cpu, Self::opt_tid(w, prev), Self::opt_tid(w, next));
-        let r = r.and_then(|tid| self.idx.get(&tid).copied());
+        let fair_next = Self::opt_tid(w, next);
+        let r = match self.handle(w.now, Event::Pick { cpu, fair_next }) {
+            Answer::Run(tid) => self.idx.get(&tid).copied(),
+            _ => None,
+        };
         self.drain(w, out);
         r
     }
@@ -275,9 +318,12 @@ impl Policy for SuperPass {
         out: &mut Vec<Action>,
     ) -> bool {
         self.hook(cpu, out);
-        let r = self.engine.as_mut().is_some_and(|e| {
-            e.should_preempt(w.now, cpu, Self::tid(w, curr), Self::tid(w, waking))
-        });
+        let ev = Event::Wakeup {
+            cpu,
+            curr: Self::tid(w, curr),
+            waking: Self::tid(w, waking),
+        };
+        let r = self.handle(w.now, ev) == Answer::Resched;
         self.drain(w, out);
         r
     }
@@ -292,20 +338,24 @@ impl Policy for SuperPass {
     ) -> Option<u32> {
         self.hook(prev, out);
         let task = w.task(t);
-        let r = self
-            .engine
-            .as_mut()?
-            .select_cpu(w.now, task.tid, prev, idle, task.allowed);
+        let ev = Event::SelectCpu {
+            tid: task.tid,
+            prev_cpu: prev,
+            idle_mask: idle,
+            allowed_mask: task.allowed,
+        };
+        let r = match self.handle(w.now, ev) {
+            Answer::Place(c) => Some(c),
+            _ => None,
+        };
         self.drain(w, out);
         r
     }
 
     fn tick(&mut self, w: &World, cpu: u32, curr: TaskIdx, out: &mut Vec<Action>) -> bool {
         self.hook(cpu, out);
-        let r = self
-            .engine
-            .as_mut()
-            .is_some_and(|e| e.tick(w.now, cpu, Self::tid(w, curr)));
+        let curr = Self::tid(w, curr);
+        let r = self.handle(w.now, Event::Tick { cpu, curr }) == Answer::Resched;
         self.drain(w, out);
         r
     }
