@@ -1,0 +1,301 @@
+//! The per-CPU arbiter: charging boosted tasks, the bounds (slice, budget, throttle), and the
+//! scheduler's questions (enqueue, dequeue, pick, preempt, select, tick).
+
+use super::super::engine::{Observer, RevokeReason};
+use super::super::stats::{Counter, Stats};
+use super::super::tunables::Tunables;
+use super::super::{Cpu, Nanos, Tid};
+use super::{Cx, FastTrack};
+
+impl FastTrack {
+    /// Charges the CPU's running boosted task up to `now`, rolls the window, applies the bounds.
+    #[inline(always)]
+    fn charge<O: Observer>(&mut self, now: Nanos, cpu: usize, cx: &mut Cx<'_, O>) {
+        let pc = &mut self.cpus[cpu];
+        let mut over_budget = None;
+        if let Some(bi) = pc.running {
+            let dt = now.saturating_sub(pc.run_since);
+            pc.run_since = now;
+            pc.window_used += dt;
+            cx.st.add(Counter::FastTrackNs, dt);
+            if let Some(b) = self.boosts[bi as usize].as_mut() {
+                b.used += dt;
+                if b.used >= cx.t.budget_ns {
+                    over_budget = Some(bi);
+                }
+            }
+        }
+        if now.saturating_sub(pc.window_start) >= cx.t.throttle_window_ns
+            || (!pc.throttled && pc.window_used >= self.cap_ns)
+        {
+            self.roll_or_throttle(now, cpu, cx.st);
+        }
+        if let Some(bi) = over_budget {
+            // The context goes in parts, so that the common path never builds it in memory.
+            self.revoke_budget(now, bi, cx.t, cx.st, cx.obs);
+        }
+    }
+
+    /// Starts a new throttle window, or throttles the CPU for the rest of this one.
+    #[cold]
+    fn roll_or_throttle(&mut self, now: Nanos, cpu: usize, st: &mut Stats) {
+        let pc = &mut self.cpus[cpu];
+        if now.saturating_sub(pc.window_start) >= self.window_ns {
+            pc.window_start = now;
+            pc.window_used = 0;
+            pc.throttled = false;
+        }
+        if !pc.throttled && pc.window_used >= self.cap_ns {
+            pc.throttled = true;
+            st.bump(Counter::Throttles);
+        }
+    }
+
+    #[cold]
+    fn revoke_budget<O: Observer>(
+        &mut self,
+        now: Nanos,
+        bi: u8,
+        t: &Tunables,
+        st: &mut Stats,
+        obs: &mut O,
+    ) {
+        let ended = self.grants_of(bi);
+        self.revoke_slots(now, RevokeReason::Budget, ended, &mut Cx { t, st, obs });
+    }
+
+    /// `tid` is now on CPU `cpu`'s runqueue; returns true if that CPU should reschedule now.
+    #[inline]
+    pub fn enqueue<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: Cpu,
+        tid: Tid,
+        cx: &mut Cx<'_, O>,
+    ) -> bool {
+        let Some(bi) = self.boost_of(tid) else {
+            return false;
+        };
+        let cpu = cpu as usize;
+        if cpu >= self.nr_cpus {
+            return false;
+        }
+        let b = self.boosts[bi as usize].as_mut().expect("live boost");
+        b.located = true;
+        match b.cpu {
+            Some(c) if c as usize == cpu => {}
+            old => {
+                if let Some(c) = old {
+                    let pc = &mut self.cpus[c as usize];
+                    pc.remove(bi);
+                    if pc.running == Some(bi) {
+                        pc.running = None;
+                    }
+                }
+                let pc = &mut self.cpus[cpu];
+                if pc.len as u32 >= cx.t.queue_cap {
+                    b.cpu = None;
+                    cx.st.bump(Counter::MissedQueue);
+                    return false;
+                }
+                pc.queue[pc.len as usize] = bi;
+                pc.len += 1;
+                b.cpu = Some(cpu as u16);
+            }
+        }
+        self.charge(now, cpu, cx);
+        let pc = &self.cpus[cpu];
+        !pc.throttled && pc.running.is_none() && self.boosts[bi as usize].is_some()
+    }
+
+    /// `tid` left CPU `cpu`'s runqueue (it blocked, or is migrating).
+    #[inline]
+    pub fn dequeue<O: Observer>(&mut self, now: Nanos, cpu: Cpu, tid: Tid, cx: &mut Cx<'_, O>) {
+        let Some(bi) = self.boost_of(tid) else { return };
+        let cpu = cpu as usize;
+        if cpu >= self.nr_cpus {
+            return;
+        }
+        if self.cpus[cpu].running == Some(bi) {
+            self.charge(now, cpu, cx);
+            self.cpus[cpu].running = None;
+        }
+        let Some(b) = self.boosts[bi as usize].as_mut() else {
+            return;
+        };
+        b.located = false;
+        if b.cpu == Some(cpu as u16) {
+            b.cpu = None;
+            self.cpus[cpu].remove(bi);
+        }
+    }
+
+    /// Which task CPU `cpu` should run instead of the stock choice `fair_next`, if any.
+    ///
+    /// `prev` is the task that ran until now; its fast-track time is charged first. A
+    /// `protected` stock choice (a critical thread; asked only when the CPU could take the fast
+    /// track) is never displaced: the fast track exists to serve critical threads, not to compete
+    /// with them.
+    #[inline(always)]
+    pub fn pick<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: Cpu,
+        prev: Tid,
+        fair_next: Tid,
+        protected: impl FnOnce() -> bool,
+        cx: &mut Cx<'_, O>,
+    ) -> Option<Tid> {
+        let _ = prev;
+        if !self.has_work(cpu) {
+            return None;
+        }
+        self.pick_busy(now, cpu as usize, fair_next, protected, cx)
+    }
+
+    /// [`FastTrack::pick`] on a CPU with fast-track work.
+    #[inline(always)]
+    pub(crate) fn pick_busy<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: usize,
+        fair_next: Tid,
+        protected: impl FnOnce() -> bool,
+        cx: &mut Cx<'_, O>,
+    ) -> Option<Tid> {
+        self.charge(now, cpu, cx);
+        let slice = cx.t.slice_ns;
+        let pc = &mut self.cpus[cpu];
+        if pc.throttled || pc.len == 0 {
+            pc.running = None;
+            return None;
+        }
+        if protected() {
+            // The stock choice is a critical thread: let it run. If it is itself boosted (it
+            // blocks another critical thread), its time counts against its budget.
+            let bi = self
+                .boost_of(fair_next)
+                .filter(|&bi| self.boosts[bi as usize].is_some_and(|b| b.cpu == Some(cpu as u16)));
+            let pc = &mut self.cpus[cpu];
+            pc.running = bi;
+            pc.run_since = now;
+            return None;
+        }
+        let mut head = pc.queue[0];
+        if pc.running != Some(head) {
+            pc.slice_start = now;
+        } else if pc.len > 1 && now.saturating_sub(pc.slice_start) >= slice {
+            // Round-robin among boosted tasks once the head's slice is spent; the new head is
+            // another task (a boost is queued once), so its slice starts now.
+            pc.queue[..pc.len as usize].rotate_left(1);
+            cx.st.bump(Counter::Rotations);
+            head = pc.queue[0];
+            pc.slice_start = now;
+        }
+        pc.running = Some(head);
+        pc.run_since = now;
+        let tid = self.boosts[head as usize]
+            .expect("queued boost is live")
+            .tid;
+        if tid == fair_next {
+            return None;
+        }
+        cx.st.bump(Counter::Picks);
+        cx.obs.pick(now, cpu as Cpu, tid);
+        Some(tid)
+    }
+
+    /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
+    ///
+    /// A `protected` current task (a critical thread; asked only for a boosted waking task) is
+    /// never preempted by the fast track.
+    pub fn should_preempt<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: Cpu,
+        curr: Tid,
+        waking: Tid,
+        protected: impl FnOnce() -> bool,
+        cx: &mut Cx<'_, O>,
+    ) -> bool {
+        if self.boost_of(waking).is_none() || (cpu as usize) >= self.nr_cpus || protected() {
+            return false;
+        }
+        self.charge(now, cpu as usize, cx);
+        if self.cpus[cpu as usize].throttled || self.is_boosted(curr) {
+            return false;
+        }
+        cx.st.bump(Counter::Preempts);
+        true
+    }
+
+    /// Where waking boosted task `tid` should run: `prev_cpu` if idle, else the first idle CPU.
+    pub fn select_cpu<O: Observer>(
+        &mut self,
+        tid: Tid,
+        prev_cpu: Cpu,
+        idle_mask: u64,
+        allowed_mask: u64,
+        cx: &mut Cx<'_, O>,
+    ) -> Option<Cpu> {
+        self.boost_of(tid)?;
+        let valid = if self.nr_cpus >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.nr_cpus) - 1
+        };
+        let cand = idle_mask & allowed_mask & valid;
+        if cand == 0 {
+            return None;
+        }
+        let cpu = if (prev_cpu as usize) < 64 && cand & (1 << prev_cpu) != 0 {
+            prev_cpu
+        } else {
+            cand.trailing_zeros()
+        };
+        cx.st.bump(Counter::SelectIdle);
+        Some(cpu)
+    }
+
+    /// The scheduler tick on CPU `cpu` running `curr`; returns true if the CPU should reschedule.
+    #[inline(always)]
+    pub fn tick<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: Cpu,
+        curr: Tid,
+        cx: &mut Cx<'_, O>,
+    ) -> bool {
+        if !self.has_work(cpu) {
+            return false;
+        }
+        self.tick_busy(now, cpu as usize, curr, cx)
+    }
+
+    /// [`FastTrack::tick`] on a CPU with fast-track work.
+    #[inline(always)]
+    pub(crate) fn tick_busy<O: Observer>(
+        &mut self,
+        now: Nanos,
+        c: usize,
+        curr: Tid,
+        cx: &mut Cx<'_, O>,
+    ) -> bool {
+        let pc = &self.cpus[c];
+        let was_throttled = pc.throttled;
+        let was_running = pc.running;
+        self.charge(now, c, cx);
+        let slice = cx.t.slice_ns;
+        let pc = &mut self.cpus[c];
+        if let Some(bi) = pc.running {
+            if self.boosts[bi as usize].is_none_or(|b| b.tid != curr) {
+                // Something else (an RT task, say) runs now: stop charging the boost.
+                pc.running = None;
+            }
+        }
+        let budget_ended = was_running.is_some() && pc.running.is_none();
+        let slice_over =
+            pc.running.is_some() && pc.len > 1 && now.saturating_sub(pc.slice_start) >= slice;
+        (pc.throttled && !was_throttled) || slice_over || budget_ended
+    }
+}
