@@ -1,0 +1,280 @@
+//! Locking: taking, waiting for and releasing locks, the lock events the policy sees at the
+//! points the kernel hooks fire, and the classification of each critical wait.
+
+use super::*;
+
+impl Sim {
+    /// Accounts lock `l`'s occupancy since it was last accounted; call before changing it.
+    pub(super) fn lock_occupancy(&mut self, l: u32) {
+        let now = self.w.now;
+        let lk = &self.w.locks[l as usize];
+        let dt = now - std::mem::replace(&mut self.lock_last[l as usize], now);
+        if dt == 0 {
+            return;
+        }
+        let st = &mut self.res.locks[l as usize];
+        if lk.owner().is_some() {
+            st.owned_ns += dt;
+            st.held_ns += dt;
+        } else if !lk.readers().is_empty() {
+            st.held_ns += dt;
+        }
+        if lk.waiters().next().is_some() {
+            st.waited_ns += dt;
+        }
+    }
+
+    pub(super) fn lock_event(&mut self, cpu: u32, ev: LockEvent) {
+        self.policy.lock_event(&self.w, cpu, ev, &mut self.out);
+        self.apply();
+    }
+
+    pub(super) fn lock_kind(&self, l: u32, read: bool) -> LockKind {
+        match self.w.locks[l as usize].kind() {
+            LockType::Mutex => LockKind::Mutex,
+            LockType::Futex => LockKind::Futex,
+            LockType::Rwsem if read => LockKind::RwsemRead,
+            LockType::Rwsem => LockKind::RwsemWrite,
+        }
+    }
+
+    /// Tries to take lock `l`; on contention starts (or continues) a wait and blocks.
+    pub(super) fn lock(&mut self, t: TaskIdx, l: u32, read: bool) -> bool {
+        let ti = t as usize;
+        let now = self.w.now;
+        self.lock_occupancy(l);
+        let st = &mut self.res.locks[l as usize];
+        if self.critical[ti] && self.w.tasks[ti].lock_wait.is_none() {
+            st.critical_attempts += 1;
+        }
+        let ok = match &mut self.w.locks[l as usize] {
+            Lock::Mutex(m) => m.lock(t),
+            Lock::Futex(f) => f.lock(t),
+            Lock::Rwsem(r) => r.lock(t, read, now),
+        };
+        let kind = self.lock_kind(l, read);
+        let cpu = self.w.tasks[ti].cpu;
+        if ok {
+            self.res.locks[l as usize].acquisitions += 1;
+            self.w.tasks[ti].held.push(l);
+            let ev = if kind == LockKind::RwsemRead {
+                LockEvent::ReaderAcquired { lock: l, tid: t }
+            } else {
+                LockEvent::OwnerAcquired { lock: l, tid: t }
+            };
+            self.lock_event(cpu, ev);
+            if self.w.tasks[ti].lock_wait == Some(l) {
+                // A futex retry that won: the wait ends here.
+                self.end_wait(t, l);
+            }
+            self.slice_begin(t, Name::LockHold(l));
+            return true;
+        }
+        let task = &mut self.w.tasks[ti];
+        if task.lock_wait.is_none() {
+            task.lock_wait = Some(l);
+            task.lock_wait_since = self.w.now;
+            self.slice_begin(t, Name::LockWait(l));
+            if self.critical[ti] {
+                self.res.locks[l as usize].critical_contended += 1;
+                self.active.push(Active {
+                    task: t,
+                    lock: l,
+                    start: self.w.now,
+                    last: self.w.now,
+                    cat: Cat::Asleep,
+                    acc: [0; 4],
+                });
+            }
+        }
+        let task = &mut self.w.tasks[ti];
+        task.blocked_on = Some(l);
+        if kind == LockKind::Futex {
+            // Retry the lock op when woken.
+            let len = self.progs[task.prog as usize].len() as u32;
+            task.pc = (task.pc + len - 1) % len;
+        }
+        let owner = self.w.locks[l as usize].owner();
+        self.lock_event(
+            cpu,
+            LockEvent::WaitStart {
+                waiter: t,
+                lock: l,
+                kind,
+                owner,
+            },
+        );
+        if self.policy.blocks_in_place(kind) {
+            self.w.tasks[ti].state = State::Blocked(Why::Lock);
+            self.resched(cpu);
+        } else {
+            self.block(t, Why::Lock);
+        }
+        false
+    }
+
+    /// A task woken from a lock wait is running again.
+    pub(super) fn resume_from_lock(&mut self, t: TaskIdx, l: u32) {
+        let cpu = self.w.tasks[t as usize].cpu;
+        if self.w.locks[l as usize].kind() == LockType::Futex {
+            // Woken to retry: the kernel wait is over, the user-visible wait is not.
+            self.lock_event(
+                cpu,
+                LockEvent::WaitFinish {
+                    waiter: t,
+                    lock: l,
+                    acquired: false,
+                },
+            );
+            return;
+        }
+        self.lock_event(
+            cpu,
+            LockEvent::WaitFinish {
+                waiter: t,
+                lock: l,
+                acquired: true,
+            },
+        );
+        self.end_wait(t, l);
+        self.slice_begin(t, Name::LockHold(l));
+    }
+
+    /// Closes a lock wait: trace slice and, for critical threads, a blocking interval.
+    pub(super) fn end_wait(&mut self, t: TaskIdx, l: u32) {
+        self.w.tasks[t as usize].lock_wait = None;
+        self.slice_end(t, Name::LockWait(l));
+        if let Some(i) = self.active.iter().position(|a| a.task == t) {
+            let mut a = self.active.swap_remove(i);
+            let now = self.w.now;
+            a.acc[a.cat as usize] += now - a.last;
+            if a.start >= self.warmup {
+                self.res.blocking.push(Blocking {
+                    tid: self.w.tasks[t as usize].tid,
+                    lock: self.w.lock_names[l as usize].clone(),
+                    start_ns: a.start,
+                    end_ns: now,
+                    asleep_ns: a.acc[0],
+                    runnable_ns: a.acc[1],
+                    running_ns: a.acc[2],
+                    self_ns: a.acc[3],
+                });
+            }
+        }
+    }
+
+    pub(super) fn unlock(&mut self, t: TaskIdx, l: u32) {
+        let ti = t as usize;
+        let pos = self.w.tasks[ti]
+            .held
+            .iter()
+            .rposition(|&h| h == l)
+            .unwrap_or_else(|| panic!("{} unlocks a lock it does not hold", self.w.tasks[ti].name));
+        self.w.tasks[ti].held.remove(pos);
+        self.slice_end(t, Name::LockHold(l));
+        let cpu = self.w.tasks[ti].cpu;
+        let now = self.w.now;
+        self.lock_occupancy(l);
+        let mut granted = std::mem::take(&mut self.scratch);
+        granted.clear();
+        let mut read_grants = false;
+        let released = match &mut self.w.locks[l as usize] {
+            Lock::Mutex(m) => {
+                granted.extend(m.unlock(t));
+                LockEvent::OwnerReleased { lock: l, tid: t }
+            }
+            Lock::Futex(f) => {
+                let w = f.unlock(t);
+                self.lock_event(cpu, LockEvent::OwnerReleased { lock: l, tid: t });
+                if let Some(w) = w {
+                    self.w.tasks[w as usize].blocked_on = None;
+                    self.wake(w, Some(cpu));
+                }
+                self.scratch = granted;
+                return;
+            }
+            Lock::Rwsem(r) => {
+                let was_writer = r.writer == Some(t);
+                r.unlock(t, &mut granted, now);
+                read_grants = r.writer.is_none();
+                if was_writer {
+                    LockEvent::OwnerReleased { lock: l, tid: t }
+                } else {
+                    LockEvent::ReaderReleased { lock: l, tid: t }
+                }
+            }
+        };
+        self.lock_event(cpu, released);
+        self.res.locks[l as usize].acquisitions += granted.len() as u64;
+        for &g in &granted {
+            let gt = &mut self.w.tasks[g as usize];
+            gt.blocked_on = None;
+            gt.held.push(l);
+            let ev = if read_grants {
+                // rwsem_mark_wake reports the readers it grants (record_rwsem_reader_owned).
+                LockEvent::ReaderAcquired { lock: l, tid: g }
+            } else {
+                // The unlock path names the waiter it woke (mutex_unlock_slowpath,
+                // rwsem_wake_finish) before the handoff makes it the owner.
+                self.lock_event(cpu, LockEvent::Woken { lock: l, tid: g });
+                LockEvent::OwnerAcquired { lock: l, tid: g }
+            };
+            self.lock_event(cpu, ev);
+            self.wake(g, Some(cpu));
+        }
+        self.scratch = granted;
+    }
+
+    /// Accounts elapsed time of active blockings to their category and reclassifies them.
+    pub(super) fn refresh_waits(&mut self) {
+        let now = self.w.now;
+        for i in 0..self.active.len() {
+            let a = &self.active[i];
+            let cat = self.classify(a.task, a.lock);
+            let a = &mut self.active[i];
+            a.acc[a.cat as usize] += now - a.last;
+            a.last = now;
+            a.cat = cat;
+        }
+    }
+
+    /// Where the root blocker of `waiter`'s wait on `l` is now.
+    pub(super) fn classify(&self, waiter: TaskIdx, l: u32) -> Cat {
+        let w = &self.w;
+        if w.task(waiter).blocked_on.is_none() {
+            return Cat::SelfWait;
+        }
+        let mut lock = l;
+        for _ in 0..8 {
+            let lk = &w.locks[lock as usize];
+            let owner = match lk.owner() {
+                Some(o) => o,
+                None => {
+                    let rs = lk.readers();
+                    if rs.is_empty() {
+                        return Cat::SelfWait;
+                    }
+                    let best = rs
+                        .iter()
+                        .map(|&r| cat_of(w.task(r).state))
+                        .max_by_key(|c| *c as u8);
+                    return best.unwrap_or(Cat::Asleep);
+                }
+            };
+            let ot = w.task(owner);
+            match (ot.state, ot.blocked_on) {
+                (State::Blocked(Why::Lock), Some(next)) => lock = next,
+                (s, _) => return cat_of(s),
+            }
+        }
+        Cat::Asleep
+    }
+}
+
+pub(super) fn cat_of(s: State) -> Cat {
+    match s {
+        State::Running => Cat::Running,
+        State::Runnable => Cat::Runnable,
+        State::Blocked(_) => Cat::Asleep,
+    }
+}
