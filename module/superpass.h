@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The interface between superpass.ko's C companion (superpass_hooks.c,
+ * The interface between superpass.ko's C companion (superpass_*.c,
  * superpass_testdev.c) and its Rust crate (superpass_main.rs).
  *
  * Direction C -> Rust: the sp_hook_*() and sp_ioctl() entry points, defined
@@ -17,26 +17,25 @@
 
 #include <linux/types.h>
 
-/* Lock kinds, as superpass_core::LockKind encodes them. */
-#define SP_KIND_MUTEX		0
-#define SP_KIND_RWSEM_READ	1
-#define SP_KIND_RWSEM_WRITE	2
+/* Lock kinds (SP_KIND_*), mechanism bits (SP_MECH_*), ...: generated from superpass-core. */
+#include "superpass_consts.h"
 
 /* ---- Rust entry points (superpass_main.rs) ---- */
 void sp_hook_wait_start(u64 now, s32 waiter, u64 lock, u32 kind, s32 owner);
 void sp_hook_wait_finish(u64 now, s32 waiter, u64 lock);
 void sp_hook_owner(u64 now, u64 lock, s32 tid, bool acquired);
 void sp_hook_reader(u64 now, u64 lock, s32 tid, bool acquired);
+void sp_hook_woken(u64 now, u64 lock, s32 tid);
 bool sp_hook_enqueue(u64 now, u32 cpu, s32 tid, void *task);
 void sp_hook_dequeue(u64 now, u32 cpu, s32 tid);
-void *sp_hook_pick(u64 now, void *rq, u32 cpu, s32 prev, s32 fair_next);
+void *sp_hook_pick(u64 now, void *rq, u32 cpu, s32 fair_next);
 bool sp_hook_preempt(u64 now, u32 cpu, s32 curr, s32 waking);
 s32 sp_hook_select(u64 now, s32 tid, u32 prev_cpu, u64 idle, u64 allowed);
 bool sp_hook_tick(u64 now, void *rq, u32 cpu, s32 curr);
 void sp_hook_task_free(u64 now, s32 tid, void *task);
 long sp_ioctl(unsigned int cmd, unsigned long arg);
 
-/* ---- C helpers for Rust (superpass_hooks.c) ---- */
+/* ---- C helpers for Rust (superpass_hooks.c, superpass_sched.c, superpass_dev.c) ---- */
 unsigned long sp_engine_lock(void);
 void sp_engine_unlock(unsigned long flags);
 void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, bool enabled);

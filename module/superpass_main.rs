@@ -9,7 +9,8 @@
 //! by path as [`superpass_core`]; this crate only translates hooks into [`Engine`] calls and
 //! applies the answers.
 //!
-//! The C companion (`superpass_hooks.c`) registers the misc device and the vendor hooks, reads
+//! The C companion (`superpass_hooks.c`, `superpass_lock.c`, `superpass_sched.c`,
+//! `superpass_dev.c`) registers the misc device and the vendor hooks, reads
 //! lock owners and scheduler internals, kicks CPUs, owns the engine's raw spinlock and defines
 //! the `superpass:*` tracepoints. `superpass_testdev.c` is the test-only lock device.
 //!

@@ -16,16 +16,11 @@
 
 #include <linux/tracepoint.h>
 
-#define sp_show_kind(k)						\
-	__print_symbolic(k, { 0, "mutex" }, { 1, "rwsem-read" },	\
-			 { 2, "rwsem-write" }, { 3, "futex" })
+/* The lists of names are generated from superpass-core (LockKind, RevokeReason). */
+#include "superpass_consts.h"
 
-/* Names of superpass_core::RevokeReason, by value. */
-#define sp_show_reason(r)						\
-	__print_symbolic(r, { 0, "released" }, { 1, "waiter_done" },	\
-			 { 2, "budget" }, { 3, "exit" }, { 4, "disabled" },	\
-			 { 5, "unregistered" }, { 6, "reconfigured" },	\
-			 { 7, "chain" })
+#define sp_show_kind(k)		__print_symbolic(k, SP_TRACE_LOCK_KINDS)
+#define sp_show_reason(r)	__print_symbolic(r, SP_TRACE_REVOKE_REASONS)
 
 /* A critical thread (or chain link) @waiter waits on @lock held by @blocker. */
 TRACE_EVENT(superpass_block,

@@ -235,7 +235,7 @@ impl Detector {
             }
             if s.id == 0 {
                 free = free.or(Some(i));
-            } else if s.waiters == 0 && victim.is_none_or(|v| s.touched < self.locks[v].touched) {
+            } else if s.waiters == 0 && victim.map_or(true, |v| s.touched < self.locks[v].touched) {
                 victim = Some(i);
             }
         }

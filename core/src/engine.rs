@@ -973,7 +973,7 @@ impl<O: Observer> Engine<O> {
             if w.lock != g.lock {
                 return Err("grant for a lock its waiter no longer waits on");
             }
-            if self.detector.wait_of(g.root).is_none_or(|r| r.depth != 0) {
+            if self.detector.wait_of(g.root).map_or(true, |r| r.depth != 0) {
                 return Err("grant outlived its critical thread's wait");
             }
         }

@@ -222,7 +222,7 @@ impl Tunables {
         for (d, x) in TUNABLES.iter().zip(self.to_array()) {
             check(d, x)?;
         }
-        if !(self.lock_slots as usize).is_multiple_of(LOCK_WAYS) {
+        if (self.lock_slots as usize) % LOCK_WAYS != 0 {
             return Err(AbiError::BadValue);
         }
         // A slice longer than the budget would never rotate before revocation.

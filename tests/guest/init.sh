@@ -6,7 +6,7 @@
 # then prints "SPGUEST done" and reboots (QEMU runs with -no-reboot, so it
 # exits). The host scans the kernel console (ttyS0) for oopses and warnings.
 #
-# Test contract (vm/guest/tests/NN-name.sh, run with busybox sh):
+# Test contract (tests/guest/suites/NN-name.sh, run with busybox sh):
 #   exit 0 = pass, 77 = skip, anything else = fail;
 #   write metrics as "key value" lines to the file $SPTEST_METRICS
 #   (numbers become JSON numbers, anything else a JSON string);

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "sp_uapi.h"
+#include "superpass_uapi.h"
 
 static int fd, failures, checks;
 
@@ -220,11 +221,11 @@ int main(int argc, char **argv)
 		struct sp_tunables u = t;
 		u.hdr = SP_HDR(struct sp_tunables);
 		CHECK(io(SP_SET_TUNABLES, &u) == 0, "set tunables (same)");
-		u.values[SPT_MAX_CRITICAL] = 0;
+		u.values[SP_TUNABLE_MAX_CRITICAL] = 0;
 		CHECK(io(SP_SET_TUNABLES, &u) == -EINVAL, "max_critical 0 -> EINVAL");
 		u = t;
 		u.hdr = SP_HDR(struct sp_tunables);
-		u.values[SPT_BUDGET_NS] = 1;
+		u.values[SP_TUNABLE_BUDGET_NS] = 1;
 		CHECK(io(SP_SET_TUNABLES, &u) == -EINVAL, "budget 1 ns -> EINVAL");
 		u = t;
 		u.hdr = SP_HDR(struct sp_tunables);

@@ -29,7 +29,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "sp_uapi.h"
+#include "superpass_uapi.h"
+#include "sp_testdev.h"
 
 static int spfd, tfd, nhogs = 4;
 static atomic_int stop;
@@ -137,7 +138,7 @@ int main(int argc, char **argv)
 	en.enabled = 0;
 	ioctl(spfd, SP_SET_ENABLED, &en);
 
-	uint64_t budget = t.values[SPT_BUDGET_NS], ft = st->counters[SPC_FAST_TRACK_NS];
+	uint64_t budget = t.values[SP_TUNABLE_BUDGET_NS], ft = st->counters[SP_COUNTER_FAST_TRACK_NS];
 	/*
 	 * The budget is enforced when the engine charges (tick, pick, dequeue): the overshoot
 	 * is at most one charging interval, a tick (4 ms at HZ=250). Under TCG on a loaded
@@ -148,17 +149,17 @@ int main(int argc, char **argv)
 
 	printf("M budget_ms %.1f\n", budget / 1e6);
 	printf("M fast_track_ms %.2f\n", ft / 1e6);
-	printf("M revoke_budget %llu\n", (unsigned long long)st->counters[SPC_REVOKE_BUDGET]);
-	printf("M grants %llu\n", (unsigned long long)st->counters[SPC_GRANTS]);
-	printf("M throttles %llu\n", (unsigned long long)st->counters[SPC_THROTTLES]);
+	printf("M revoke_budget %llu\n", (unsigned long long)st->counters[SP_COUNTER_REVOKE_BUDGET]);
+	printf("M grants %llu\n", (unsigned long long)st->counters[SP_COUNTER_GRANTS]);
+	printf("M throttles %llu\n", (unsigned long long)st->counters[SP_COUNTER_THROTTLES]);
 	printf("M blocker_cpu_ms %.1f\n", blocker_cpu_ns / 1e6);
 	printf("M hog_rate_alone %.0f\n", base);
 	printf("M hog_rate_during %.0f\n", during);
 	printf("M hog_progress_pct %.1f\n", pct);
 	printf("fast-tracked %.2f ms (budget %.1f ms), %llu grant(s), %llu budget revocation(s); hogs at %.1f%% of their solo rate\n",
-	       ft / 1e6, budget / 1e6, (unsigned long long)st->counters[SPC_GRANTS],
-	       (unsigned long long)st->counters[SPC_REVOKE_BUDGET], pct);
-	if (!st->counters[SPC_GRANTS]) {
+	       ft / 1e6, budget / 1e6, (unsigned long long)st->counters[SP_COUNTER_GRANTS],
+	       (unsigned long long)st->counters[SP_COUNTER_REVOKE_BUDGET], pct);
+	if (!st->counters[SP_COUNTER_GRANTS]) {
 		printf("FAIL the blocker was never fast-tracked\n");
 		fail = 1;
 	}
@@ -166,7 +167,7 @@ int main(int argc, char **argv)
 		printf("FAIL fast-tracked CPU above budget + two ticks\n");
 		fail = 1;
 	}
-	if (!st->counters[SPC_REVOKE_BUDGET]) {
+	if (!st->counters[SP_COUNTER_REVOKE_BUDGET]) {
 		printf("FAIL no grant ended by budget\n");
 		fail = 1;
 	}

@@ -27,7 +27,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "sp_uapi.h"
+#include "superpass_uapi.h"
+#include "sp_testdev.h"
 
 static int spfd, tfd;
 
@@ -144,16 +145,16 @@ int main(int argc, char **argv)
 		usleep(100000);
 	}
 	printf("M rounds %d\n", done);
-	printf("M grants %llu\n", (unsigned long long)st->counters[SPC_GRANTS]);
-	printf("M revoke_exit %llu\n", (unsigned long long)st->counters[SPC_REVOKE_EXIT]);
-	printf("M revoke_waiter_done %llu\n", (unsigned long long)st->counters[SPC_REVOKE_WAITER_DONE]);
+	printf("M grants %llu\n", (unsigned long long)st->counters[SP_COUNTER_GRANTS]);
+	printf("M revoke_exit %llu\n", (unsigned long long)st->counters[SP_COUNTER_REVOKE_EXIT]);
+	printf("M revoke_waiter_done %llu\n", (unsigned long long)st->counters[SP_COUNTER_REVOKE_WAITER_DONE]);
 	printf("M left_critical %u\n", st->ncritical);
 	printf("M left_boosted %llu\n", (unsigned long long)st->boosted);
 	if (st->ncritical || st->boosted) {
 		printf("FAIL state left behind by exited tasks\n");
 		fail = 1;
 	}
-	if (!st->counters[SPC_GRANTS]) {
+	if (!st->counters[SP_COUNTER_GRANTS]) {
 		printf("FAIL nothing was ever fast-tracked\n");
 		fail = 1;
 	}

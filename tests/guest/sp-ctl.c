@@ -8,21 +8,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
-#include "sp_uapi.h"
-
-static const char *const counter_names[] = {
-	"critical_waits", "chain_waits", "blockers_found", "grants", "revoke_released",
-	"revoke_waiter_done", "revoke_budget", "revoke_exit", "revoke_disabled",
-	"revoke_unregistered", "revoke_reconfigured", "revoke_chain", "missed_readers",
-	"missed_depth", "missed_locks", "missed_grants", "missed_queue", "no_blocker_known",
-	"lock_evictions", "picks", "preempts", "select_idle", "rotations", "throttles",
-	"fast_track_ns", "blocked_ns",
-};
+#include "superpass_uapi.h"
 
 int main(int argc, char **argv)
 {
@@ -58,9 +50,10 @@ int main(int argc, char **argv)
 		}
 		printf("enabled %u\nncritical %u\nactive_mask 0x%llx\nboosted %llu\n", s->enabled, s->ncritical,
 		       (unsigned long long)s->active_mask, (unsigned long long)s->boosted);
-		for (unsigned i = 0; i < sizeof(counter_names) / sizeof(counter_names[0]); i++)
-			printf("%s %llu\n", counter_names[i], (unsigned long long)s->counters[i]);
-		for (int b = 0; b < 13; b++)
+		for (unsigned i = 0; i < SP_NUM_COUNTERS; i++)
+			if (sp_counter_names[i]) /* NULL: a reserved slot */
+				printf("%s %llu\n", sp_counter_names[i], (unsigned long long)s->counters[i]);
+		for (int b = 0; b < SP_NUM_MECHS; b++)
 			if (s->active_mask & (1ULL << b))
 				printf("mechanism %s\n", sp_mech_names[b]);
 	} else {

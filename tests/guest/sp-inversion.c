@@ -42,7 +42,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "sp_uapi.h"
+#include "superpass_uapi.h"
+#include "sp_testdev.h"
 
 #define MAX_SAMPLES (1 << 20)
 #define MAX_THREADS 64
@@ -465,7 +466,7 @@ int main(int argc, char **argv)
 
 		printf("%-6s %8ld %10.1f %10.1f %10.1f %10.1f %9ld %9.2f %8llu %8llu\n", r->mode, r->waits,
 		       r->p50 / 1e3, r->p99 / 1e3, r->p999 / 1e3, r->max / 1e3, r->over_1ms, r->cpu_share,
-		       (unsigned long long)r->st.counters[SPC_GRANTS], (unsigned long long)r->st.counters[SPC_PICKS]);
+		       (unsigned long long)r->st.counters[SP_COUNTER_GRANTS], (unsigned long long)r->st.counters[SP_COUNTER_PICKS]);
 	}
 	for (int i = 0; i < nres; i++) {
 		struct mode_result *r = &res[i];
@@ -480,20 +481,20 @@ int main(int argc, char **argv)
 		printf("M %s_crit_cpu_pct %.2f\n", m, r->cpu_share);
 		printf("M %s_hog_iters_per_s %.0f\n", m, r->hog_rate);
 		if (!strcmp(m, "on") || !strcmp(m, "ext")) {
-			uint64_t *c = r->st.counters;
+			const __u64 *c = r->st.counters;
 
-			printf("M %s_critical_waits %llu\n", m, (unsigned long long)c[SPC_CRITICAL_WAITS]);
-			printf("M %s_blockers_found %llu\n", m, (unsigned long long)c[SPC_BLOCKERS_FOUND]);
-			printf("M %s_grants %llu\n", m, (unsigned long long)c[SPC_GRANTS]);
-			printf("M %s_picks %llu\n", m, (unsigned long long)c[SPC_PICKS]);
-			printf("M %s_preempts %llu\n", m, (unsigned long long)c[SPC_PREEMPTS]);
-			printf("M %s_missed_readers %llu\n", m, (unsigned long long)c[SPC_MISSED_READERS]);
-			printf("M %s_revoke_budget %llu\n", m, (unsigned long long)c[SPC_REVOKE_BUDGET]);
-			printf("M %s_throttles %llu\n", m, (unsigned long long)c[SPC_THROTTLES]);
-			printf("M %s_fast_track_ms %.1f\n", m, c[SPC_FAST_TRACK_NS] / 1e6);
-			if (c[SPC_CRITICAL_WAITS])
+			printf("M %s_critical_waits %llu\n", m, (unsigned long long)c[SP_COUNTER_CRITICAL_WAITS]);
+			printf("M %s_blockers_found %llu\n", m, (unsigned long long)c[SP_COUNTER_BLOCKERS_FOUND]);
+			printf("M %s_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_GRANTS]);
+			printf("M %s_picks %llu\n", m, (unsigned long long)c[SP_COUNTER_PICKS]);
+			printf("M %s_preempts %llu\n", m, (unsigned long long)c[SP_COUNTER_PREEMPTS]);
+			printf("M %s_missed_readers %llu\n", m, (unsigned long long)c[SP_COUNTER_MISSED_READERS]);
+			printf("M %s_revoke_budget %llu\n", m, (unsigned long long)c[SP_COUNTER_REVOKE_BUDGET]);
+			printf("M %s_throttles %llu\n", m, (unsigned long long)c[SP_COUNTER_THROTTLES]);
+			printf("M %s_fast_track_ms %.1f\n", m, c[SP_COUNTER_FAST_TRACK_NS] / 1e6);
+			if (c[SP_COUNTER_CRITICAL_WAITS])
 				printf("M %s_blockers_per_wait %.2f\n", m,
-				       (double)c[SPC_BLOCKERS_FOUND] / (double)c[SPC_CRITICAL_WAITS]);
+				       (double)c[SP_COUNTER_BLOCKERS_FOUND] / (double)c[SP_COUNTER_CRITICAL_WAITS]);
 		}
 	}
 	if (min_reduction >= 0) {

@@ -3,10 +3,10 @@
 # the superpass module, then the inversion scenario registered through the service.
 #
 # Runs inside the test VM as root, after superpass.ko is loaded with testdev=1
-# (vm/guest/tests/60-sp-service.sh does both; `cargo xtask vm-test --filter sp-service`).
+# (tests/guest/suites/60-sp-service.sh does both; `cargo xtask vm-test --filter sp-service`).
 # Needs on PATH: superpass-service, superpassctl, rsb_hub, rsb_device, and for step 5
-# sp-inversion (vm/guest/sp-inversion.c). rsb_hub reads its policy from
-# /etc/rsbinder/hub.d (service/vm-tests/hub.toml).
+# sp-inversion (tests/guest/sp-inversion.c). rsb_hub reads its policy from
+# /etc/rsbinder/hub.d (tests/service/hub.toml).
 #
 # Step 5 runs sp-inversion with modes off,ext: in "ext" its critical thread prints
 # "critical <pid> <tid>", waits for a line on stdin, and is registered only through

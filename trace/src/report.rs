@@ -301,7 +301,7 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
     }
 
     // Holds by lock (in ts order, as loaded), for the interval joins.
-    let mut holds: BTreeMap<&str, Holds> = BTreeMap::new();
+    let mut holds: BTreeMap<&str, Holds<'_>> = BTreeMap::new();
     for s in d.locks.iter().filter(|s| !s.wait) {
         let h = holds.entry(s.lock.as_str()).or_default();
         h.longest = h.longest.max(d.end_of(s) - s.ts);

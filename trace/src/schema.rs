@@ -1,5 +1,5 @@
 //! Creates the SQLite schema (`sql/schema.sql`) and writes a [`Model`] into it: with SQL
-//! INSERTs ([`write`]), or as a database image whose big tables are b-tree pages built
+//! INSERTs ([`write()`]), or as a database image whose big tables are b-tree pages built
 //! directly ([`image`]).
 
 use rusqlite::{params, Connection, OptionalExtension, Statement, MAIN_DB};
@@ -864,7 +864,7 @@ fn write_table<'a, const N: usize>(
 /// Builds the whole database as bytes: SQLite creates the schema, indexes and small tables
 /// in memory and serializes them; the big tables (`slice`, `counter`, `sched`,
 /// `thread_state`) and their indexes are then laid out as b-tree pages ([`crate::btree`]).
-/// `Ok(Err(_))` says why the page writer declined (write with [`write`] instead). With a
+/// `Ok(Err(_))` says why the page writer declined (write with [`write()`] instead). With a
 /// `sink`, pages are handed to it as they are built ([`Image::set_sink`]) and the bytes
 /// returned belong at the start of the file.
 pub fn image(m: &Model, sink: Option<Sink>) -> rusqlite::Result<Declined<Vec<u8>>> {

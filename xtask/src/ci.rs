@@ -1,6 +1,9 @@
 //! `cargo xtask ci`: the README's test command, run by `.ci/run` on a fresh machine.
 
-use crate::util::{cargo, run, wants_help};
+use crate::kernel::tools_dir;
+use crate::util::{cargo, root, run, target_dir, wants_help};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::Instant;
 
 const HELP: &str = "usage: cargo xtask ci [--host-only]
@@ -8,15 +11,34 @@ const HELP: &str = "usage: cargo xtask ci [--host-only]
 Runs, in order, and stops at the first failure:
   0. python3 -m pip install perfetto protobuf (Perfetto's own trace schema, so
      the tests that decode our .pftrace output against it run instead of skip)
-  1. cargo fmt --check
-  2. cargo clippy --workspace --all-targets -- -D warnings
-  3. cargo test --workspace (unit, property and integration tests)
-  4. cargo xtask kernel   (installs packages and bindgen, builds or reuses
-                           the cached test kernel; ~15 min cold, seconds warm)
-  5. cargo xtask vm-test  (boots it in QEMU and runs the guest tests)
+  1. cargo fmt --check, then rustfmt --check --edition 2021 on module/*.rs (the
+     kernel module's crate, which is not a Cargo package; it includes core by path)
+  2. cargo clippy --workspace --all-targets -- -D warnings (with the lints of
+     [workspace.lints] in Cargo.toml)
+  3. cargo doc --workspace --no-deps, with RUSTDOCFLAGS=-D warnings
+  4. cargo test --workspace (unit, property and integration tests)
+  5. fuzz smoke: each fuzz target for 20 s (SUPERPASS_FUZZ_SECS) from its corpus:
+     core/fuzz abi_decode, trace/fuzz decode and ftrace_text; cargo-fuzz 0.13.2
+     is installed once into $SUPERPASS_CACHE/tools, and RUSTC_BOOTSTRAP=1 lets
+     the stable toolchain take its nightly flags (libFuzzer + AddressSanitizer)
+  6. cargo xtask kernel   (installs packages and bindgen, builds or reuses
+                           the cached test kernel; ~15-20 min cold, seconds warm)
+  7. cargo xtask module --clippy (superpass.ko built with the kernel's
+                           make CLIPPY=1; any clippy or compiler warning fails)
+  8. cargo xtask vm-test  (boots it in QEMU and runs the guest tests)
 
-  --host-only   skip the steps that need the kernel and QEMU (4 and 5)
+  --host-only   skip the steps that need the kernel and QEMU (6 to 8)
 ";
+
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+/// How long each fuzz target runs, unless SUPERPASS_FUZZ_SECS says otherwise.
+const FUZZ_SECS: u32 = 20;
+/// The fuzz targets: (crate directory with a `fuzz/` project, target).
+const FUZZ_TARGETS: &[(&str, &str)] = &[
+    ("core", "abi_decode"),
+    ("trace", "decode"),
+    ("trace", "ftrace_text"),
+];
 
 /// Installs Perfetto's Python schema package, which the trace-decoding tests use when present.
 fn install_perfetto_schema() {
@@ -38,21 +60,157 @@ fn install_perfetto_schema() {
     }
 }
 
-pub fn run_host() -> Result<(), String> {
-    install_perfetto_schema();
-    run("fmt", cargo().args(["fmt", "--all", "--check"]))?;
+/// Step durations, printed as a table when CI ends.
+#[derive(Default)]
+struct Timings(Vec<(String, f64)>);
+
+impl Timings {
+    fn step(&mut self, name: &str, f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+        let t = Instant::now();
+        let r = f();
+        self.0.push((name.to_string(), t.elapsed().as_secs_f64()));
+        r
+    }
+
+    fn print(&self) {
+        eprintln!("ci: step times");
+        for (name, secs) in &self.0 {
+            eprintln!("  {name:<16} {secs:>7.1}s");
+        }
+    }
+}
+
+/// The kernel module's Rust files (module/*.rs), sorted: the crate root and its modules.
+fn module_rust_files() -> Result<Vec<PathBuf>, String> {
+    let dir = root().join("module");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// `rustfmt --check` on the module's Rust files: Kbuild compiles them, so `cargo fmt` never
+/// sees them. rustfmt follows `mod` items, so core's files (included by `#[path]`) are checked
+/// through the crate root too.
+fn fmt_module() -> Result<(), String> {
+    let files = module_rust_files()?;
     run(
-        "clippy",
-        cargo().args([
+        "fmt module",
+        Command::new("rustfmt")
+            .args(["--check", "--edition", "2021"])
+            .args(&files)
+            .current_dir(root()),
+    )
+}
+
+/// Installs cargo-fuzz into the tools directory unless the right version is there; returns the
+/// directory to put first on PATH so that `cargo fuzz` finds it.
+fn ensure_cargo_fuzz() -> Result<PathBuf, String> {
+    let bin = tools_dir().join("bin");
+    let have = Command::new(bin.join("cargo-fuzz"))
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| {
+            o.status.success()
+                && String::from_utf8_lossy(&o.stdout).trim()
+                    == format!("cargo-fuzz {CARGO_FUZZ_VERSION}")
+        });
+    if !have {
+        run(
+            "install cargo-fuzz",
+            cargo()
+                .args([
+                    "install",
+                    "cargo-fuzz",
+                    "--version",
+                    CARGO_FUZZ_VERSION,
+                    "--locked",
+                    "--root",
+                ])
+                .arg(tools_dir())
+                .env_remove("CARGO_TARGET_DIR"),
+        )?;
+    }
+    Ok(bin)
+}
+
+/// Runs every fuzz target for a short while. New inputs go to `target/fuzz-corpus/<target>` (the
+/// first corpus directory libFuzzer is given), so the committed seeds are only read.
+fn fuzz_smoke() -> Result<(), String> {
+    let secs: u32 = match std::env::var("SUPERPASS_FUZZ_SECS") {
+        Ok(v) => v
+            .parse()
+            .map_err(|_| format!("SUPERPASS_FUZZ_SECS={v}: not a number of seconds"))?,
+        Err(_) => FUZZ_SECS,
+    };
+    if secs == 0 {
+        eprintln!("==> fuzz: skipped (SUPERPASS_FUZZ_SECS=0)");
+        return Ok(());
+    }
+    let bin = ensure_cargo_fuzz()?;
+    let mut path = bin.into_os_string();
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    for &(krate, target) in FUZZ_TARGETS {
+        let dir = root().join(krate);
+        let scratch = target_dir().join("fuzz-corpus").join(target);
+        std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+        let seeds = dir.join("fuzz/corpus").join(target);
+        let mut cmd = cargo();
+        cmd.current_dir(&dir)
+            .env("PATH", &path)
+            .env("RUSTC_BOOTSTRAP", "1")
+            .args(["fuzz", "run", target, "--target-dir"])
+            .arg(target_dir().join("fuzz"))
+            .arg(&scratch);
+        if seeds.is_dir() {
+            cmd.arg(&seeds);
+        }
+        cmd.args(["--", &format!("-max_total_time={secs}")]);
+        run(&format!("fuzz {krate}/{target}"), &mut cmd)?;
+    }
+    Ok(())
+}
+
+fn run_host(t: &mut Timings) -> Result<(), String> {
+    t.step("perfetto schema", || {
+        install_perfetto_schema();
+        Ok(())
+    })?;
+    t.step("fmt", || {
+        run("fmt", cargo().args(["fmt", "--all", "--check"]))
+    })?;
+    t.step("fmt module", fmt_module)?;
+    t.step("clippy", || {
+        run(
             "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ]),
-    )?;
-    run("test", cargo().args(["test", "--workspace"]))?;
+            cargo().args([
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]),
+        )
+    })?;
+    t.step("doc", || {
+        let mut flags = std::env::var("RUSTDOCFLAGS").unwrap_or_default();
+        flags.push_str(" -D warnings");
+        run(
+            "doc",
+            cargo()
+                .args(["doc", "--workspace", "--no-deps"])
+                .env("RUSTDOCFLAGS", flags.trim()),
+        )
+    })?;
+    t.step("test", || {
+        run("test", cargo().args(["test", "--workspace"]))
+    })?;
+    t.step("fuzz", fuzz_smoke)?;
     Ok(())
 }
 
@@ -66,15 +224,27 @@ pub fn main(args: &[String]) -> Result<(), String> {
             return Err(format!("unknown option `{a}`\n{HELP}"));
         }
     }
-    let t = Instant::now();
-    run_host()?;
-    if args.iter().any(|a| a == "--host-only") {
+    let start = Instant::now();
+    let mut t = Timings::default();
+    let r = run_ci(&mut t, args.iter().any(|a| a == "--host-only"));
+    t.print();
+    r?;
+    eprintln!("ci: all green in {:.0}s", start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn run_ci(t: &mut Timings, host_only: bool) -> Result<(), String> {
+    run_host(t)?;
+    if host_only {
         return Ok(());
     }
     eprintln!("==> kernel");
-    crate::kernel::main(&[])?;
+    t.step("kernel", || crate::kernel::main(&[]))?;
+    eprintln!("==> module clippy");
+    t.step("module clippy", || {
+        crate::module::main(&["--clippy".to_string()])
+    })?;
     eprintln!("==> vm-test");
-    crate::vm::main(&[])?;
-    eprintln!("ci: all green in {:.0}s", t.elapsed().as_secs_f64());
+    t.step("vm-test", || crate::vm::main(&[]))?;
     Ok(())
 }

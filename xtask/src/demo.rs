@@ -3,27 +3,52 @@
 //! Builds (or reuses) the test kernel and superpass.ko, boots QEMU, loads the module and runs
 //! the inversion scenario with a kernel mutex and with an rwsem, each three ways: SuperPass off,
 //! SuperPass on, and the critical thread in SCHED_FIFO (Android's RT-UI baseline). Prints the
-//! tables; saves the ftrace captures to target/vm/inversion-*.trace and, if the superpass-trace
-//! binary is built, runs its report on them.
+//! tables, saves the ftrace captures to target/vm/inversion-*.trace, draws the critical thread's
+//! wait distributions from them (target/vm/demo/waits.svg) and ends with superpass-trace's report
+//! of each lock, on against off. Both read the captures through superpass-trace's database, so
+//! the picture and the report count the same waits.
 
+use crate::cdf_svg::{self, Figure, Panel, Series};
 use crate::kernel::{self, Variant};
-use crate::util::{root, target_dir, wants_help};
+use crate::util::{cargo, root, run, target_dir, wants_help};
 use crate::vm;
 use std::fs;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 const HELP: &str = "usage: cargo xtask demo [--secs N]
+       cargo xtask demo --report-only [--traces DIR]
 
 Builds the test kernel (cached after the first run, ~12 min cold) and superpass.ko,
 boots QEMU (TCG, 2 vCPUs), loads the module and runs the inversion scenario
-(vm/guest/sp-inversion.c) with a kernel mutex and an rwsem: 4 nice-0 hogs, a
+(tests/guest/sp-inversion.c) with a kernel mutex and an rwsem: 4 nice-0 hogs, a
 nice-19 blocker computing 500 us inside the lock, and a critical thread taking
 the lock every 1 ms; SuperPass off, on, and the critical thread in SCHED_FIFO.
-Prints one table per lock. Logs and results: target/vm/demo/, target/vm/results.json
-is not touched. Traces: target/vm/inversion-<lock>-<mode>.trace.
+Prints one table per lock (waits measured in the kernel by the test device) and
+the checks, then analyses the ftrace captures with our own superpass-trace (built
+first: cargo build --release -p superpass-trace) and ends with its report:
 
-  --secs N   seconds per mode (default 10)
+  target/vm/inversion-<lock>-<mode>.trace  2 s of ftrace per lock and mode: sched
+        events, superpass_* tracepoints, lockwait:spt/lockhold:spt markers
+  target/vm/inversion-<lock>-<mode>.db     the same, imported: query it with
+        sqlite3 or `superpass-trace query` (docs/trace.md has the schema)
+  target/vm/demo/waits.svg   the picture: the critical thread's waits (its
+        lockwait:spt slices) as CDFs on a log time axis, off / on / fifo, one
+        panel per lock; the y axis is stretched toward the tail (0.9, 0.99,
+        0.999 equally spaced); the same waits and percentiles as the report's
+        tails (view it in a browser, or: rsvg-convert waits.svg -o waits.png)
+  superpass-trace report <lock>-on --baseline <lock>-off, per lock, last
+
+Logs: target/vm/demo/{guest,kernel}.log; target/vm/results.json is not touched.
+
+  --secs N        seconds per mode (default 10; each mode's trace window is 2 s)
+  --report-only   skip the kernel, the module and the VM: re-analyse the captures
+                  already in target/vm (from the last demo or vm-test run) and
+                  redraw the picture; prints the guest tables again if
+                  target/vm/demo/guest.log is there
+  --traces DIR    with --report-only: analyse DIR/inversion-*.trace instead
+                  (the picture goes to DIR/demo/waits.svg)
 ";
 
 const TESTS: [&str; 3] = [
@@ -38,6 +63,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
         return Ok(());
     }
     let mut secs = 10u32;
+    let mut report_only = false;
+    let mut traces: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -48,9 +75,32 @@ pub fn main(args: &[String]) -> Result<(), String> {
                     .filter(|&n| n > 0)
                     .ok_or("--secs needs a positive number")?
             }
+            "--report-only" => report_only = true,
+            "--traces" => traces = Some(it.next().ok_or("--traces needs a directory")?.into()),
             _ => return Err(format!("unknown option `{a}`\n\n{HELP}")),
         }
     }
+    if traces.is_some() && !report_only {
+        return Err("--traces only goes with --report-only".into());
+    }
+    if report_only {
+        let dir = traces.unwrap_or_else(vm::out_dir);
+        let tool = build_trace_tool()?;
+        let log = dir.join("demo/guest.log");
+        if let Ok(text) = fs::read_to_string(&log) {
+            let console: Vec<String> = text.lines().map(str::to_string).collect();
+            println!("(guest tables from {})", log.display());
+            if newer_trace_than(&dir, &log) {
+                println!("(the captures are newer: that log is from another run, e.g. vm-test)");
+            }
+            print_guest_tables(&console);
+        }
+        return analyse(&tool, &dir);
+    }
+    // Built before the VM so that its compile neither steals CPU from the measured guest nor
+    // fails after a 20-minute kernel build.
+    eprintln!("[demo] superpass-trace (analyses the captures at the end)");
+    let tool = build_trace_tool()?;
     eprintln!("[demo] kernel (cached after the first build)");
     let k = kernel::ensure(&kernel::Opts {
         variant: Variant::Default,
@@ -68,11 +118,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
     fs::create_dir_all(&moddir).map_err(|e| e.to_string())?;
     fs::copy(&ko, moddir.join("superpass.ko")).map_err(|e| e.to_string())?;
     eprintln!("[demo] guest programs");
-    vm::build_guest_programs(&root().join("vm/guest"), &stage.join("bin"))?;
+    vm::build_guest_programs(&root().join(vm::GUEST_DIR), &stage.join("bin"))?;
     let tests: Vec<String> = TESTS.iter().map(|s| s.to_string()).collect();
     let initrd = vm::build_initramfs(&k, &stage, &tests, &out.join("initramfs-demo.cpio.gz"))?;
     let logs = out.join("demo");
     fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
+    remove_old_captures(&out);
     eprintln!(
         "[demo] booting QEMU: mutex and rwsem scenarios, 3 modes x {secs} s each (~{} s)",
         6 * secs + 30
@@ -89,16 +140,62 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut report = vm::Report {
         results: Vec::new(),
     };
-    let names: Vec<String> = TESTS
-        .iter()
-        .map(|t| t.trim_end_matches(".sh")[3..].to_string())
-        .collect();
+    let names = test_names();
     report.add_boot(&b, &names, "kernel-log/demo");
 
+    print_guest_tables(&b.console);
     println!();
-    for name in &names[1..] {
+    report.print_table();
+    let traces = crate::module::save_traces(&b.console, &out);
+    println!();
+    for t in &traces {
+        println!("trace: {}", t.display());
+    }
+    let analysed = analyse(&tool, &out);
+    if report.failed() > 0 {
+        if let Err(e) = &analysed {
+            eprintln!("[demo] {e}");
+        }
+        return Err(format!(
+            "{} check(s) failed; logs in {}",
+            report.failed(),
+            logs.display()
+        ));
+    }
+    analysed
+}
+
+/// The inversion tests' names as their console prefixes show them (`50-sp-load.sh` ->
+/// `sp-load`).
+fn test_names() -> Vec<String> {
+    TESTS
+        .iter()
+        .map(|t| t.trim_end_matches(".sh")[3..].to_string())
+        .collect()
+}
+
+/// Whether an inversion capture in `dir` was written more than a minute after `log`.
+fn newer_trace_than(dir: &Path, log: &Path) -> bool {
+    let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+    let Some(l) = mtime(log) else {
+        return false;
+    };
+    LOCKS
+        .iter()
+        .flat_map(|lock| MODES.map(|m| (lock, m)))
+        .any(|(lock, mode)| {
+            mtime(&dir.join(format!("inversion-{lock}-{mode}.trace")))
+                .and_then(|t| t.duration_since(l).ok())
+                .is_some_and(|d| d > Duration::from_secs(60))
+        })
+}
+
+/// Prints the scenario tables the guest program printed (its own, kernel-measured waits).
+fn print_guest_tables(console: &[String]) {
+    println!();
+    for name in &test_names()[1..] {
         let prefix = format!("[{name}] ");
-        for l in &b.console {
+        for l in console {
             if let Some(rest) = l.strip_prefix(&prefix) {
                 if !rest.starts_with("SPTRACE ") {
                     println!("{rest}");
@@ -106,49 +203,269 @@ pub fn main(args: &[String]) -> Result<(), String> {
             }
         }
     }
-    let traces = crate::module::save_traces(&b.console, &out);
-    for t in &traces {
-        println!("trace: {}", t.display());
-    }
-    run_trace_report(&out);
-    report.print_table();
-    if report.failed() > 0 {
-        return Err(format!(
-            "{} check(s) failed; logs in {}",
-            report.failed(),
-            logs.display()
-        ));
-    }
-    Ok(())
 }
 
-/// Runs `superpass-trace report <on> --baseline <off>` if the binary is built.
-fn run_trace_report(out: &std::path::Path) {
-    let bin = ["release", "debug"]
-        .map(|p| target_dir().join(p).join("superpass-trace"))
-        .into_iter()
-        .find(|p| p.exists());
-    for lock in ["mutex", "rwsem"] {
-        let on = out.join(format!("inversion-{lock}-on.trace"));
-        let off = out.join(format!("inversion-{lock}-off.trace"));
-        if !on.exists() || !off.exists() {
-            continue;
-        }
-        match &bin {
-            Some(bin) => {
-                println!("\nsuperpass-trace report ({lock}, on vs off):");
-                let _ = Command::new(bin)
-                    .arg("report")
-                    .arg(&on)
-                    .arg("--baseline")
-                    .arg(&off)
-                    .status();
+/// The locks and modes the scenario runs, in the order the picture and tables show them.
+const LOCKS: [&str; 2] = ["mutex", "rwsem"];
+const MODES: [&str; 3] = ["off", "on", "fifo"];
+
+/// The critical thread's waits: its ended `lockwait:*` slices, exactly the set the report's
+/// tails are computed from (the blockers only write `lockhold:*`).
+const WAITS_SQL: &str =
+    "SELECT dur FROM thread_slice WHERE name GLOB 'lockwait:*' AND dur >= 0 ORDER BY dur";
+
+/// How long the capture runs, from its first event to its last.
+const WINDOW_SQL: &str = "SELECT end_ts - start_ts FROM trace_bounds";
+
+/// Builds superpass-trace (release) and returns the binary.
+fn build_trace_tool() -> Result<PathBuf, String> {
+    run(
+        "build superpass-trace",
+        cargo().args(["build", "--release", "-p", "superpass-trace"]),
+    )?;
+    let bin = target_dir().join("release/superpass-trace");
+    if bin.exists() {
+        Ok(bin)
+    } else {
+        Err(format!("{} missing after the build", bin.display()))
+    }
+}
+
+/// Removes the previous run's captures, databases and picture, so that a mode this run does
+/// not capture cannot be analysed from stale files.
+fn remove_old_captures(out: &Path) {
+    for lock in LOCKS {
+        for mode in MODES {
+            for ext in ["trace", "db"] {
+                let _ = fs::remove_file(out.join(format!("inversion-{lock}-{mode}.{ext}")));
             }
-            None => println!(
-                "(build superpass-trace to analyze: cargo run -p superpass-trace --release -- report {} --baseline {})",
-                on.display(),
-                off.display()
-            ),
         }
+    }
+    let _ = fs::remove_file(out.join("demo/waits.svg"));
+}
+
+/// `path` relative to the workspace when it is inside it (shorter commands to copy).
+fn short(path: &Path) -> String {
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// Runs `tool` with `args`; its stdout, or its stderr as the error.
+fn tool_output(tool: &Path, args: &[&std::ffi::OsStr]) -> Result<String, String> {
+    let o = Command::new(tool)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{}: {e}", tool.display()))?;
+    if o.status.success() {
+        Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+    } else {
+        let err = String::from_utf8_lossy(&o.stderr);
+        Err(err.trim().lines().last().unwrap_or("failed").to_string())
+    }
+}
+
+/// The integers of the first column of `superpass-trace query` output (a header line, then
+/// tab-separated rows).
+fn parse_column(tsv: &str) -> Result<Vec<u64>, String> {
+    tsv.lines()
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let cell = l.split('\t').next().unwrap_or("");
+            cell.parse()
+                .map_err(|_| format!("not a duration in ns: {cell:?}"))
+        })
+        .collect()
+}
+
+/// One capture read through superpass-trace: imported to `<trace>.db`, then queried.
+struct Capture {
+    db: PathBuf,
+    waits: Vec<u64>,
+    window_ns: u64,
+}
+
+/// Imports `trace` next to itself as a database and reads the critical thread's waits.
+fn read_capture(tool: &Path, trace: &Path) -> Result<Capture, String> {
+    if !trace.exists() {
+        return Err(format!("{} not captured", short(trace)));
+    }
+    let db = trace.with_extension("db");
+    tool_output(
+        tool,
+        &[
+            "import".as_ref(),
+            trace.as_os_str(),
+            "-o".as_ref(),
+            db.as_os_str(),
+        ],
+    )
+    .map_err(|e| format!("importing {}: {e}", short(trace)))?;
+    let query = |sql: &str| {
+        tool_output(tool, &["query".as_ref(), db.as_os_str(), sql.as_ref()])
+            .and_then(|out| parse_column(&out))
+            .map_err(|e| format!("querying {}: {e}", short(&db)))
+    };
+    let waits = query(WAITS_SQL)?;
+    let window_ns = query(WINDOW_SQL)?.first().copied().unwrap_or(0);
+    Ok(Capture {
+        db,
+        waits,
+        window_ns,
+    })
+}
+
+/// Reads every capture in `dir`, prints the waits per lock and mode, draws
+/// `dir/demo/waits.svg`, then runs superpass-trace's report of each lock, on against off.
+fn analyse(tool: &Path, dir: &Path) -> Result<(), String> {
+    println!(
+        "\nThe critical thread's waits in the traces (lockwait:spt slices: from the request to \
+         the ioctl's return,\nso each includes the 10 us hold; read with superpass-trace):"
+    );
+    println!(
+        "{:<6} {:<5} {:>7} {:>10} {:>10} {:>10} {:>10} {:>8}",
+        "lock", "mode", "waits", "p50", "p99", "p99.9", "max", "window"
+    );
+    let mut panels = Vec::new();
+    // Databases of the captures that hold waits: a report against a capture without any
+    // would compare against nothing.
+    let mut dbs = Vec::new();
+    let mut captured = 0;
+    for lock in LOCKS {
+        let mut series = Vec::new();
+        for mode in MODES {
+            let trace = dir.join(format!("inversion-{lock}-{mode}.trace"));
+            let (waits, missing) = match read_capture(tool, &trace) {
+                Ok(c) => {
+                    let window = format!("{:.1} s", c.window_ns as f64 / 1e9);
+                    match cdf_svg::summarize(&c.waits) {
+                        Some(m) => println!(
+                            "{lock:<6} {mode:<5} {:>7} {:>10} {:>10} {:>10} {:>10} {window:>8}",
+                            m.n,
+                            cdf_svg::fmt_ns(m.p50, true),
+                            cdf_svg::fmt_ns(m.p99, true),
+                            cdf_svg::fmt_ns(m.p999, true),
+                            cdf_svg::fmt_ns(m.max, true),
+                        ),
+                        None => println!(
+                            "{lock:<6} {mode:<5} no samples: no lockwait slice in {} ({window})",
+                            short(&trace)
+                        ),
+                    }
+                    captured += 1;
+                    if !c.waits.is_empty() {
+                        dbs.push(((lock, mode), c.db));
+                    }
+                    let missing = format!("no lockwait slice in the {window} capture");
+                    (c.waits, missing)
+                }
+                Err(e) => {
+                    println!("{lock:<6} {mode:<5} no samples: {e}");
+                    // The picture's legend has room for a few words only.
+                    let why = if trace.exists() {
+                        "the capture could not be read (see the console)"
+                    } else {
+                        "not captured"
+                    };
+                    (Vec::new(), why.to_string())
+                }
+            };
+            series.push(Series {
+                label: mode.to_string(),
+                waits_ns: waits,
+                missing,
+            });
+        }
+        panels.push(Panel {
+            title: format!("kernel {lock}"),
+            series,
+        });
+    }
+    if captured == 0 {
+        return Err(format!(
+            "no captures in {} (inversion-<lock>-<mode>.trace; `cargo xtask demo` and \
+             `cargo xtask vm-test` write them)",
+            dir.display()
+        ));
+    }
+    let fig = Figure {
+        title: "The critical thread's lock waits: SuperPass off, on, and the critical thread \
+                in SCHED_FIFO"
+            .into(),
+        panels,
+        notes: vec![
+            format!(
+                "Samples: the critical thread's lockwait:spt slices in {}/inversion-<lock>-<mode>.trace \
+                 (one ftrace window per mode), read with superpass-trace (SQL on its database).",
+                short(dir)
+            ),
+            "A wait spans the lock request to the ioctl's return, so it includes the 10 µs \
+             hold; the guest's own table times the kernel wait alone, over the whole mode."
+                .into(),
+            "The y axis is stretched toward the tail (0.9, 0.99, 0.999 equally spaced); each \
+             curve reaches 1 at its longest wait. Percentiles as `superpass-trace report` computes them."
+                .into(),
+        ],
+    };
+    let svg_path = dir.join("demo/waits.svg");
+    fs::create_dir_all(dir.join("demo")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    fs::write(&svg_path, cdf_svg::render(&fig))
+        .map_err(|e| format!("{}: {e}", svg_path.display()))?;
+    println!("\npicture: {}", svg_path.display());
+
+    let mut failed = Vec::new();
+    for lock in LOCKS {
+        let db = |mode: &str| dbs.iter().find(|(k, _)| *k == (lock, mode)).map(|(_, d)| d);
+        let (Some(on), Some(off)) = (db("on"), db("off")) else {
+            println!(
+                "\n(no report for the {lock} scenario: it needs waits in its on and off captures)"
+            );
+            continue;
+        };
+        println!(
+            "\n== superpass-trace report: {lock}, SuperPass on against off ==\n$ {} report {} --baseline {}",
+            short(tool),
+            short(on),
+            short(off)
+        );
+        let ok = Command::new(tool)
+            .arg("report")
+            .arg(on)
+            .arg("--baseline")
+            .arg(off)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            failed.push(lock);
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "superpass-trace report failed for {}",
+            failed.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_output_parses_to_durations() {
+        assert_eq!(parse_column("dur\n12\n3400\n").unwrap(), [12, 3400]);
+        assert_eq!(parse_column("dur\n").unwrap(), Vec::<u64>::new());
+        assert_eq!(parse_column("a\tb\n5\tx\n").unwrap(), [5]);
+        assert!(parse_column("dur\nNULL\n").unwrap_err().contains("NULL"));
+    }
+
+    #[test]
+    fn help_documents_report_only() {
+        assert!(HELP.contains("--report-only") && HELP.contains("--traces DIR"));
+        assert!(HELP.contains("waits.svg"));
     }
 }

@@ -1,5 +1,6 @@
 //! The HAL service's guest payload: superpass-service, superpassctl, rsb_hub and rsb_device
-//! with the shared libraries they link, the rsb_hub policy and the end-to-end script.
+//! with the shared libraries they link, the rsb_hub policy and the end-to-end script (both in
+//! tests/service/).
 //!
 //! The binaries are the host's own dynamically linked builds (the ones `cargo test` already
 //! made), so the VM needs no second, static build: their libraries are copied into the
@@ -52,9 +53,9 @@ pub fn stage(stage: &Path) -> Result<(), String> {
     for d in [&share, &hub] {
         fs::create_dir_all(d).map_err(|e| e.to_string())?;
     }
-    let vmt = root().join("service/vm-tests");
-    copy(&vmt.join("service-e2e.sh"), &share.join("service-e2e.sh"))?;
-    copy(&vmt.join("hub.toml"), &hub.join("10-superpass.toml"))?;
+    let e2e = root().join("tests/service");
+    copy(&e2e.join("service-e2e.sh"), &share.join("service-e2e.sh"))?;
+    copy(&e2e.join("hub.toml"), &hub.join("10-superpass.toml"))?;
     Ok(())
 }
 

@@ -45,7 +45,10 @@ Options:
   --print-dir   print only the cached kernel directory (build it first if needed)
 
 A cold build takes ~12 min on 2 cores (see docs/kernel.md); a warm run
-takes seconds.
+takes seconds. While make runs, a line every 15 s shows the objects built,
+the percentage and an ETA; the total is the last build's object count
+($SUPERPASS_CACHE/kernel/objects-<variant>), or an estimate (marked ~)
+before any build of that variant finished.
 ";
 
 /// Bumped whenever the build recipe below changes in a way that affects the output.
@@ -461,7 +464,7 @@ pub fn ensure(opts: &Opts) -> Result<Kernel, String> {
         ),
     );
     let t = Instant::now();
-    build_with_progress(&build, opts.jobs, &logf, q)?;
+    build_with_progress(&build, opts.jobs, &logf, q, opts.variant)?;
     log(q, &format!("      built in {}", mmss(t.elapsed())));
 
     // 4. Install modules, record the release.
@@ -555,13 +558,106 @@ fn verify_config(dotconfig: &Path, frags: &[PathBuf]) -> Result<(), String> {
     }
 }
 
-/// Runs the kernel build, printing a progress line every 15 s.
-fn build_with_progress(build: &Path, jobs: usize, logf: &Path, quiet: bool) -> Result<(), String> {
+/// Objects (C and assembler objects plus Rust crates, as [`progress`] counts them) in a cold
+/// build of the default variant: 1280 + 8, counted in the build.log of a real `cargo xtask
+/// kernel` of vm/kernel.config (2026-12). A first build's percentage and ETA assume it until
+/// that variant has its own count.
+const ESTIMATED_OBJECTS: usize = 1288;
+
+/// The expected object count of a build: how many objects and where the number comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Expected {
+    objects: usize,
+    /// True for [`ESTIMATED_OBJECTS`], false for the count of a finished build.
+    estimated: bool,
+}
+
+/// Where the object count of the last finished build of `variant` is kept.
+fn objects_file(variant: Variant) -> PathBuf {
+    cache_root()
+        .join("kernel")
+        .join(format!("objects-{}", variant.name()))
+}
+
+/// The last finished build's object count for `variant`, or the estimate.
+fn expected_objects(variant: Variant) -> Expected {
+    fs::read_to_string(objects_file(variant))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .map_or(
+            Expected {
+                objects: ESTIMATED_OBJECTS,
+                estimated: true,
+            },
+            |objects| Expected {
+                objects,
+                estimated: false,
+            },
+        )
+}
+
+/// One progress line: elapsed time, objects done of the expected total, percent and ETA.
+/// The ETA assumes the rest builds at the rate so far; `~` marks figures that rest on the
+/// estimate rather than a finished build's count.
+fn progress_line(elapsed: Duration, done: usize, exp: Expected) -> String {
+    let t = mmss(elapsed);
+    let tilde = if exp.estimated { "~" } else { "" };
+    if done >= exp.objects {
+        let whose = if exp.estimated {
+            "the estimate"
+        } else {
+            "the last build"
+        };
+        return format!(
+            "{t}  {done} objects (past the {tilde}{} of {whose}), ETA unknown",
+            exp.objects
+        );
+    }
+    let pct = done * 100 / exp.objects;
+    let eta = if done == 0 {
+        "--".to_string()
+    } else {
+        let secs = elapsed.as_secs_f64() * (exp.objects - done) as f64 / done as f64;
+        format!("{tilde}{}", mmss(Duration::from_secs_f64(secs)))
+    };
+    format!(
+        "{t}  {done}/{tilde}{} objects ({pct}%), ETA {eta}",
+        exp.objects
+    )
+}
+
+/// Runs the kernel build, printing a progress line every 15 s; records its object count for
+/// the next build's ETA.
+fn build_with_progress(
+    build: &Path,
+    jobs: usize,
+    logf: &Path,
+    quiet: bool,
+    variant: Variant,
+) -> Result<(), String> {
     let f = fs::OpenOptions::new()
         .append(true)
         .open(logf)
         .map_err(|e| e.to_string())?;
     let f2 = f.try_clone().map_err(|e| e.to_string())?;
+    let exp = expected_objects(variant);
+    log(
+        quiet,
+        &if exp.estimated {
+            format!(
+                "      expecting ~{} objects (an estimate: no finished {} build recorded its count)",
+                exp.objects,
+                variant.name()
+            )
+        } else {
+            format!(
+                "      expecting {} objects (the last {} build's count)",
+                exp.objects,
+                variant.name()
+            )
+        },
+    );
     let mut child = make(build)
         .arg(format!("-j{jobs}"))
         .args(["bzImage", "modules"])
@@ -574,6 +670,9 @@ fn build_with_progress(build: &Path, jobs: usize, logf: &Path, quiet: bool) -> R
     loop {
         if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
             if st.success() {
+                let (objs, rust, _) = progress(logf);
+                // Only a cache hint: a failed write costs the next build its exact total.
+                let _ = fs::write(objects_file(variant), format!("{}\n", objs + rust));
                 return Ok(());
             }
             return Err(format!(
@@ -587,13 +686,15 @@ fn build_with_progress(build: &Path, jobs: usize, logf: &Path, quiet: bool) -> R
             last = Instant::now();
             let (objs, rust, latest) = progress(logf);
             eprintln!(
-                "[kernel]       {}  {objs} C objects, {rust} Rust crates  (last: {latest})",
-                mmss(t.elapsed())
+                "[kernel]       {}  (last: {latest})",
+                progress_line(t.elapsed(), objs + rust, exp)
             );
         }
     }
 }
 
+/// Counts the C/assembler objects (`CC`, `AS` lines) and Rust crates (`RUSTC`) in the build
+/// log so far, and returns the latest build step.
 fn progress(logf: &Path) -> (usize, usize, String) {
     let Ok(f) = fs::File::open(logf) else {
         return (0, 0, String::new());
@@ -658,6 +759,60 @@ mod tests {
         assert!(err.contains("CONFIG_B: wanted y, got m"), "{err}");
         assert!(err.contains("CONFIG_D: wanted y, got unset"), "{err}");
         assert!(err.contains("CONFIG_A: wanted unset, got y"), "{err}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn progress_shows_percent_and_eta() {
+        let exact = Expected {
+            objects: 3000,
+            estimated: false,
+        };
+        let est = Expected {
+            estimated: true,
+            ..exact
+        };
+        let at = |s| Duration::from_secs(s);
+        // A third done in 5 min: 10 min to go at that rate.
+        assert_eq!(
+            progress_line(at(300), 1000, exact),
+            "5m00s  1000/3000 objects (33%), ETA 10m00s"
+        );
+        assert_eq!(
+            progress_line(at(300), 1000, est),
+            "5m00s  1000/~3000 objects (33%), ETA ~10m00s"
+        );
+        assert_eq!(
+            progress_line(at(15), 0, exact),
+            "0m15s  0/3000 objects (0%), ETA --"
+        );
+        assert_eq!(
+            progress_line(at(900), 2999, exact),
+            "15m00s  2999/3000 objects (99%), ETA 0m00s"
+        );
+        assert_eq!(
+            progress_line(at(960), 3010, exact),
+            "16m00s  3010 objects (past the 3000 of the last build), ETA unknown"
+        );
+        assert_eq!(
+            progress_line(at(960), 3010, est),
+            "16m00s  3010 objects (past the ~3000 of the estimate), ETA unknown"
+        );
+    }
+
+    #[test]
+    fn progress_counts_objects_and_crates() {
+        let dir = std::env::temp_dir().join(format!("sp-kprog-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let logf = dir.join("build.log");
+        fs::write(
+            &logf,
+            "  HOSTCC  scripts/basic/fixdep\n  CC      init/main.o\n  AS      arch/x86/entry/entry_64.o\n  \
+             CC [M]  kernel/locking/locktorture.o\n  RUSTC L rust/core.o\n  LD      vmlinux.o\n",
+        )
+        .unwrap();
+        assert_eq!(progress(&logf), (3, 1, "LD      vmlinux.o".to_string()));
+        assert_eq!(progress(&dir.join("none")), (0, 0, String::new()));
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -2,8 +2,10 @@
 //!
 //! Each task lives in its own file; this root only parses the command line and dispatches.
 
+mod cdf_svg;
 mod ci;
 mod demo;
+mod gen_headers;
 mod guest_service;
 mod insns;
 mod kernel;
@@ -25,13 +27,18 @@ const TASKS: &[Task] = &[
     Task {
         name: "ci",
         about:
-            "Everything CI checks: fmt, clippy (warnings denied), all tests, then the guest tests",
+            "Everything CI checks: fmt, clippy, docs, tests, fuzz smoke, then the module's clippy and the guest tests",
         run: ci::main,
     },
     Task {
         name: "demo",
-        about: "Build kernel + superpass.ko, boot, run the inversion scenario off/on/FIFO, print the table",
+        about: "Build kernel + superpass.ko, boot, run the inversion scenario off/on/FIFO; tables, waits picture, trace report",
         run: demo::main,
+    },
+    Task {
+        name: "gen-headers",
+        about: "Write the C ABI headers (module/uapi/, module/) from superpass-core; --check",
+        run: gen_headers::main,
     },
     Task {
         name: "insns",
@@ -60,7 +67,7 @@ fn usage() -> String {
     let mut s =
         String::from("usage: cargo xtask <task> [args]\n\nSuperPass project automation. Tasks:\n");
     for t in TASKS {
-        s.push_str(&format!("  {:<10} {}\n", t.name, t.about));
+        s.push_str(&format!("  {:<11} {}\n", t.name, t.about));
     }
     s.push_str("\nRun `cargo xtask <task> --help` for a task's own options.\n");
     s

@@ -20,14 +20,16 @@ const HELP: &str =
 
 Boots the SuperPass test kernel in QEMU and runs the guest tests:
   1. builds or reuses the cached kernel (cargo xtask kernel);
-  2. compiles the guest programs vm/guest/*.c (gcc -static) and the test
-     modules vm/test-modules/<name>/ (make -C <kernel build> M=...);
-  3. packs an initramfs: busybox-static, vm/guest/init.sh as /init, the tests
-     vm/guest/tests/*.sh, the programs, the test modules (/lib/modules/sp/)
+  2. compiles the guest programs tests/guest/*.c (gcc -static, against the
+     generated UAPI header module/uapi/) and the test modules
+     vm/test-modules/<name>/ (make -C <kernel build> M=...);
+  3. packs an initramfs: busybox-static, tests/guest/init.sh as /init, the
+     suites tests/guest/suites/*.sh, the programs, the test modules (/lib/modules/sp/)
      and the kernel's own modules (/lib/modules/<release>/, for modprobe);
      for sp-service also superpass-service, superpassctl, rsb_hub, rsb_device
      (cargo install rsbinder-tools into the tools cache, once), the libraries
-     they link and rsb_hub's policy (xtask/src/guest_service.rs);
+     they link, rsb_hub's policy and the end-to-end script from tests/service/
+     (xtask/src/guest_service.rs);
   4. boots qemu-system-x86_64 -accel tcg -smp 2 -m 1024 with two serial
      ports: ttyS0 is the kernel console (-> target/vm/<group>/kernel.log), ttyS1 the
      test output (-> target/vm/<group>/guest.log); one line per test:
@@ -43,10 +45,12 @@ Tests run in boot groups: a script with a line `#@boot NAME` runs in VM NAME
 the restricted hooks. Logs: target/vm/<group>/{kernel,guest}.log; each group
 adds a `kernel-log/<group>` result.
 
-Adding tests: drop a script into vm/guest/tests/NN-name.sh (see the contract
-at the top of vm/guest/init.sh), a C program into vm/guest/ (available as
-/bin/<name> in the guest), or a module directory with a Kbuild file into
-vm/test-modules/ (its .ko files land in /lib/modules/sp/).
+Adding tests: drop a script into tests/guest/suites/NN-name.sh (see the
+contract at the top of tests/guest/init.sh), a C program into tests/guest/
+(available as /bin/<name> in the guest; #include \"superpass_uapi.h\" for the
+/dev/superpass ABI, \"sp_testdev.h\" for /dev/superpass-test), or a module
+directory with a Kbuild file into vm/test-modules/ (its .ko files land in
+/lib/modules/sp/).
 
 Options:
   --filter NAME[,NAME] run only the tests whose name contains one of the NAMEs
@@ -71,7 +75,14 @@ pub const BAD_PATTERNS: &[&str] = &[
     "Call Trace:",
 ];
 
-/// Where vm-test writes: <workspace>/target/vm (not CARGO_TARGET_DIR).
+/// The guest programs (`*.c`, one `/bin/<name>` each) and the guest's `/init`.
+pub const GUEST_DIR: &str = "tests/guest";
+/// The guest test scripts, `NN-name.sh`.
+pub const SUITES_DIR: &str = "tests/guest/suites";
+/// The generated `/dev/superpass` UAPI header (`cargo xtask gen-headers`).
+pub const UAPI_DIR: &str = "module/uapi";
+
+/// Where vm-test writes: `<workspace>/target/vm` (not CARGO_TARGET_DIR).
 pub fn out_dir() -> PathBuf {
     root().join("target/vm")
 }
@@ -116,10 +127,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let tests = select_tests(o.filter.as_deref())?;
     if o.list {
         for t in &tests {
-            println!(
-                "{:<20} boot {:<10} vm/guest/tests/{}",
-                t.name, t.boot, t.file
-            );
+            println!("{:<20} boot {:<10} {SUITES_DIR}/{}", t.name, t.boot, t.file);
         }
         return Ok(());
     }
@@ -141,7 +149,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let stage = work.join("initramfs");
     fs::create_dir_all(stage.join("bin")).map_err(|e| e.to_string())?;
     step("guest programs");
-    build_guest_programs(&root().join("vm/guest"), &stage.join("bin"))?;
+    build_guest_programs(&root().join(GUEST_DIR), &stage.join("bin"))?;
     step("test modules");
     let moddir = stage.join("lib/modules/sp");
     fs::create_dir_all(&moddir).map_err(|e| e.to_string())?;
@@ -150,14 +158,14 @@ pub fn main(args: &[String]) -> Result<(), String> {
             copy(&ko, &moddir.join(ko.file_name().unwrap_or_default()))?;
         }
     }
-    // Issue 4: the product module, superpass.ko (module/), for the sp-* guest tests
+    // The product module, superpass.ko (module/), for the sp-* guest tests
     // (only built when one of them is selected).
     if tests.iter().any(|t| t.name.starts_with("sp-")) {
         step("superpass.ko");
         let ko = crate::module::build(&k)?;
         copy(&ko, &moddir.join("superpass.ko"))?;
     }
-    // Issue 6: the HAL service over binderfs, for the sp-service guest test.
+    // The HAL service over binderfs, for the sp-service guest test.
     if tests.iter().any(|t| t.name.starts_with("sp-service")) {
         step("superpass-service, superpassctl, rsb_hub");
         crate::guest_service::stage(&stage)?;
@@ -200,7 +208,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
             o.verbose,
         )?;
         report.add_boot(&b, &names, &format!("kernel-log/{g}"));
-        // Issue 4: ftrace captures printed by sp-inversion -> target/vm/inversion-*.trace.
+        // ftrace captures printed by sp-inversion -> target/vm/inversion-*.trace, so that
+        // superpass-trace can import what the guest saw.
         crate::module::save_traces(&b.console, &out);
     }
     report.write(&out.join("results.json"))?;
@@ -218,7 +227,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// Creates target/vm/run-<pid> for this run's build products, after removing
+/// Creates `target/vm/run-<pid>` for this run's build products, after removing
 /// the directories of earlier runs that are no longer alive.
 fn run_dir(out: &Path) -> Result<PathBuf, String> {
     if let Ok(rd) = fs::read_dir(out) {
@@ -251,7 +260,7 @@ fn copy(from: &Path, to: &Path) -> Result<(), String> {
 
 /// A guest test script.
 pub struct TestFile {
-    /// File name in vm/guest/tests (`NN-name.sh`).
+    /// File name in [`SUITES_DIR`] (`NN-name.sh`).
     pub file: String,
     /// Test name: the file name without the `NN-` prefix and `.sh`.
     pub name: String,
@@ -260,9 +269,9 @@ pub struct TestFile {
     pub boot: String,
 }
 
-/// The tests of vm/guest/tests/*.sh, sorted by file name, whose name contains `filter`.
+/// The tests of [`SUITES_DIR`]`/*.sh`, sorted by file name, whose name contains `filter`.
 pub fn select_tests(filter: Option<&str>) -> Result<Vec<TestFile>, String> {
-    let dir = root().join("vm/guest/tests");
+    let dir = root().join(SUITES_DIR);
     let mut v: Vec<TestFile> = Vec::new();
     for e in fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
         let e = e.map_err(|e| e.to_string())?;
@@ -295,7 +304,8 @@ pub fn select_tests(filter: Option<&str>) -> Result<Vec<TestFile>, String> {
     Ok(v)
 }
 
-/// Compiles every vm/guest/*.c into a static binary in `bin`.
+/// Compiles every `*.c` of `src` (the guest programs, [`GUEST_DIR`]) into a static binary in
+/// `bin`, with the generated UAPI header ([`UAPI_DIR`]) on the include path.
 pub fn build_guest_programs(src: &Path, bin: &Path) -> Result<(), String> {
     let mut srcs: Vec<PathBuf> = fs::read_dir(src)
         .map_err(|e| format!("{}: {e}", src.display()))?
@@ -306,7 +316,9 @@ pub fn build_guest_programs(src: &Path, bin: &Path) -> Result<(), String> {
     for s in srcs {
         let name = s.file_stem().unwrap_or_default();
         let status = Command::new("gcc")
-            .args(["-static", "-O2", "-Wall", "-Werror", "-pthread", "-o"])
+            .args(["-static", "-O2", "-Wall", "-Werror", "-pthread", "-I"])
+            .arg(root().join(UAPI_DIR))
+            .arg("-o")
             .arg(bin.join(name))
             .arg(&s)
             .status()
@@ -376,7 +388,7 @@ pub fn build_module(k: &Kernel, src: &Path, work: &Path) -> Result<Vec<PathBuf>,
 }
 
 /// Packs `stage` (already holding bin/ and lib/modules/sp/) plus busybox,
-/// /init, the tests in `tests` (file names in vm/guest/tests) and the
+/// /init, the tests in `tests` (file names in [`SUITES_DIR`]) and the
 /// kernel's modules into a gzip'd newc cpio at `out`.
 pub fn build_initramfs(
     k: &Kernel,
@@ -390,10 +402,10 @@ pub fn build_initramfs(
         fs::create_dir_all(stage.join(d)).map_err(|e| e.to_string())?;
     }
     copy(Path::new("/bin/busybox"), &stage.join("bin/busybox"))?;
-    let vm = root().join("vm/guest");
-    copy(&vm.join("init.sh"), &stage.join("init"))?;
+    copy(&root().join(GUEST_DIR).join("init.sh"), &stage.join("init"))?;
+    let suites = root().join(SUITES_DIR);
     for t in tests {
-        copy(&vm.join("tests").join(t), &stage.join("tests").join(t))?;
+        copy(&suites.join(t), &stage.join("tests").join(t))?;
     }
     fs::write(stage.join("etc/sptest.list"), tests.join("\n") + "\n").map_err(|e| e.to_string())?;
     let kmods = k.modroot.join("lib/modules");

@@ -288,7 +288,7 @@ impl FastTrack {
         let slice = cx.t.slice_ns;
         let pc = &mut self.cpus[c];
         if let Some(bi) = pc.running {
-            if self.boosts[bi as usize].is_none_or(|b| b.tid != curr) {
+            if self.boosts[bi as usize].map_or(true, |b| b.tid != curr) {
                 // Something else (an RT task, say) runs now: stop charging the boost.
                 pc.running = None;
             }

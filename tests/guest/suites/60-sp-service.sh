@@ -1,6 +1,6 @@
 # The HAL service end to end on the real module: superpassctl -> binder (binderfs,
 # rsb_hub) -> superpass-service -> ioctl -> superpass.ko, and the inversion scenario
-# with its critical thread registered through the service (service/vm-tests/service-e2e.sh).
+# with its critical thread registered through the service (tests/service/service-e2e.sh).
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || exit 1
 secs=$(sed -n 's/.*sp\.secs=\([0-9]*\).*/\1/p' /proc/cmdline)

@@ -124,7 +124,7 @@ pub fn pftrace() -> Vec<u8> {
             }
             Ev::Mark(ts, cpu, tid, text) => w.print(ts * NS, cpu, tid, text),
             Ev::Sp(ts, cpu, tid, event, args) => {
-                let fields: Vec<(&str, FieldValue)> = args
+                let fields: Vec<(&str, FieldValue<'_>)> = args
                     .split(' ')
                     .map(|kv| {
                         let (k, v) = kv.split_once('=').unwrap();

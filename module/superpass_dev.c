@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * superpass_dev.c: /dev/superpass, the module parameter and the C side of
+ * module init and exit.
+ */
+#include <linux/module.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+
+#include "superpass.h"
+#include "superpass_internal.h"
+
+static long sp_dev_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
+{
+	return sp_ioctl(cmd, arg);
+}
+
+static const struct file_operations sp_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = sp_dev_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice sp_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "superpass",
+	.fops = &sp_fops,
+	.mode = 0666,
+};
+
+static bool sp_misc_registered, sp_testdev_registered;
+
+/* The Rust crate of 6.12 has no module parameters: declared here. */
+static bool testdev;
+module_param(testdev, bool, 0444);
+MODULE_PARM_DESC(testdev, "Create /dev/superpass-test, the lock contention device for tests");
+
+/*
+ * Called by the Rust module init once the engine exists: registers the
+ * device(s), then attaches the hooks. Reports the active mechanisms and the
+ * mechanisms another module blocked.
+ */
+int sp_c_init(u64 *active_mask, u64 *busy_mask)
+{
+	int r;
+
+	sp_sched_init();
+	r = misc_register(&sp_misc);
+	if (r)
+		return r;
+	sp_misc_registered = true;
+	if (testdev) {
+		r = sp_testdev_init();
+		if (r) {
+			misc_deregister(&sp_misc);
+			sp_misc_registered = false;
+			return r;
+		}
+		sp_testdev_registered = true;
+	}
+	sp_attach_all(active_mask, busy_mask);
+	return 0;
+}
+
+/*
+ * Only reachable when no restricted hook was attached (otherwise the module
+ * is pinned): detaches the normal hooks and removes the devices.
+ */
+void sp_c_exit(void)
+{
+	sp_detach_normal();
+	if (sp_testdev_registered)
+		sp_testdev_exit();
+	if (sp_misc_registered)
+		misc_deregister(&sp_misc);
+	sp_sched_exit();
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What superpass.ko's C files share among themselves (not with Rust): the
+ * lock-free mirrors of the engine's state, the gates the probes test before
+ * reaching the engine, and the probes the registration table attaches.
+ */
+#ifndef SUPERPASS_INTERNAL_H
+#define SUPERPASS_INTERNAL_H
+
+#include <linux/atomic.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/sched.h>
+
+struct rq;
+struct sched_entity;
+
+/*
+ * Mirrors of the engine, published under the engine lock after every engine
+ * call (superpass_hooks.c): probes read them lock-free to return at once
+ * when they cannot change anything.
+ */
+extern atomic_t sp_enabled;
+extern atomic_t sp_nr_boosted;
+extern atomic_t sp_nr_critical;
+/* Waits the engine tracks (critical threads and chain links waiting now). */
+extern atomic_t sp_nr_waits;
+
+static inline bool sp_waits_matter(void)
+{
+	return atomic_read(&sp_enabled) &&
+	       (atomic_read(&sp_nr_critical) || atomic_read(&sp_nr_boosted));
+}
+
+/* Reader acquisitions: the detector must learn readers before a critical writer waits. */
+static inline bool sp_owners_matter(void)
+{
+	return atomic_read(&sp_enabled) && atomic_read(&sp_nr_critical);
+}
+
+/*
+ * Mutex owners: the wait probes read them from the lock itself
+ * (lock->owner), so acquire/release events only matter
+ * while something is boosted (a release ends the owner's grants) or a
+ * tracked thread is waiting (a new owner that took the lock from under it
+ * must be boosted). This keeps the engine lock off every mutex_lock() in the
+ * system while a critical thread is merely registered.
+ */
+static inline bool sp_ownership_matters(void)
+{
+	return (atomic_read(&sp_nr_boosted) || atomic_read(&sp_nr_waits)) &&
+	       atomic_read(&sp_enabled);
+}
+
+static inline bool sp_boosting(void)
+{
+	return atomic_read(&sp_nr_boosted) != 0;
+}
+
+/* ---- lock probes (superpass_lock.c), normal hooks ---- */
+void sp_probe_mutex_wait_start(void *d, struct mutex *lock);
+void sp_probe_mutex_wait_finish(void *d, struct mutex *lock);
+void sp_probe_mutex_unlock_slowpath(void *d, struct mutex *lock);
+void sp_probe_mutex_starttime(void *d, struct mutex *lock, unsigned long settime);
+void sp_probe_rwsem_read_wait_start(void *d, struct rw_semaphore *sem);
+void sp_probe_rwsem_write_wait_start(void *d, struct rw_semaphore *sem);
+void sp_probe_rwsem_wait_finish(void *d, struct rw_semaphore *sem);
+void sp_probe_reader_owned(void *d, struct rw_semaphore *sem, struct list_head *wlist);
+void sp_probe_reader_cleared(void *d, struct rw_semaphore *sem);
+void sp_probe_writer_owned(void *d, struct rw_semaphore *sem);
+void sp_probe_writer_cleared(void *d, struct rw_semaphore *sem);
+
+/* ---- scheduler probes (superpass_sched.c), restricted hooks but free_task ---- */
+void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p, int flags);
+void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p, int flags);
+void sp_probe_replace_next(void *d, struct rq *rq, struct task_struct **p,
+			   struct task_struct *prev);
+void sp_probe_preempt(void *d, struct rq *rq, struct task_struct *p,
+		      bool *preempt, bool *nopreempt, int wake_flags,
+		      struct sched_entity *se, struct sched_entity *pse);
+void sp_probe_select(void *d, struct task_struct *p, int prev_cpu,
+		     int sd_flag, int wake_flags, int *new_cpu);
+void sp_probe_tick(void *d, struct rq *rq);
+void sp_probe_free_task(void *d, struct task_struct *p);
+
+/* ---- scheduler helpers (superpass_sched.c) ---- */
+void sp_sched_init(void);
+void sp_sched_exit(void);
+
+/* ---- hook registration (superpass_hooks.c) ---- */
+void sp_attach_all(u64 *active_mask, u64 *busy_mask);
+void sp_detach_normal(void);
+
+#endif /* SUPERPASS_INTERNAL_H */

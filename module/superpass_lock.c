@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * superpass_lock.c: the lock probes of superpass.ko.
+ *
+ * Each probe extracts plain values (time, TIDs, lock address, the owner the
+ * lock word names, the waiter an unlock wakes) and forwards them to a Rust
+ * sp_hook_*() entry point. The gates in superpass_internal.h decide,
+ * lock-free, which events cannot change anything: the wait probes and the
+ * reader/writer release probes run when SuperPass is on and something is
+ * critical or boosted; the reader and writer acquire probes when it is on and
+ * something is critical; the mutex-owner probes when it is on and something
+ * is boosted or a tracked thread waits.
+ */
+#include <linux/list.h>
+#include <linux/rcupdate.h>
+#include <trace/hooks/dtask.h>
+#include <trace/hooks/rwsem.h>
+
+#include "superpass.h"
+#include "superpass_internal.h"
+
+/* Mirrors of kernel/locking/{mutex,rwsem}.c private constants. */
+#define SP_MUTEX_FLAGS		0x07UL
+#define SP_RWSEM_READER_OWNED	(1UL << 0)
+#define SP_RWSEM_OWNER_FLAGS	0x07UL
+
+/*
+ * The head of kernel/locking/rwsem.c's private struct rwsem_waiter: the
+ * record_rwsem_reader_owned hook passes the list of readers being granted.
+ */
+struct sp_rwsem_waiter {
+	struct list_head list;
+	struct task_struct *task;
+};
+
+/* The head of kernel/locking/mutex.h's struct mutex_waiter. */
+struct sp_mutex_waiter {
+	struct list_head list;
+	struct task_struct *task;
+};
+
+/* The owner's TID from an owner word holding a task pointer plus flag bits. */
+static s32 sp_owner_tid(unsigned long word, unsigned long flags_mask)
+{
+	struct task_struct *owner = (struct task_struct *)(word & ~flags_mask);
+	s32 tid = 0;
+
+	if (!owner)
+		return 0;
+	/* As mutex_spin_on_owner(): the owner's task_struct is RCU-freed. */
+	rcu_read_lock();
+	tid = READ_ONCE(owner->pid);
+	rcu_read_unlock();
+	return tid;
+}
+
+void sp_probe_mutex_wait_start(void *d, struct mutex *lock)
+{
+	if (!sp_waits_matter())
+		return;
+	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)lock,
+			   SP_KIND_MUTEX,
+			   sp_owner_tid(atomic_long_read(&lock->owner),
+					SP_MUTEX_FLAGS));
+}
+
+void sp_probe_mutex_wait_finish(void *d, struct mutex *lock)
+{
+	if (!sp_waits_matter())
+		return;
+	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)lock);
+}
+
+void sp_probe_mutex_unlock_slowpath(void *d, struct mutex *lock)
+{
+	struct sp_mutex_waiter *w;
+	struct task_struct *t;
+	u64 now;
+
+	if (!sp_ownership_matters())
+		return;
+	now = sp_now();
+	sp_hook_owner(now, (u64)(unsigned long)lock, current->pid, false);
+	/*
+	 * wait_lock is held: the first waiter is the one this unlock wakes (or
+	 * hands the lock to). It takes the lock only when it runs, so it is the
+	 * next blocker of whoever waits behind it.
+	 */
+	w = list_first_entry_or_null(&lock->wait_list, struct sp_mutex_waiter,
+				     list);
+	t = w ? READ_ONCE(w->task) : NULL;
+	if (t)
+		sp_hook_woken(now, (u64)(unsigned long)lock, t->pid);
+}
+
+void sp_probe_mutex_starttime(void *d, struct mutex *lock,
+				     unsigned long settime)
+{
+	if (!sp_ownership_matters())
+		return;
+	sp_hook_owner(sp_now(), (u64)(unsigned long)lock, current->pid,
+		      settime != 0);
+}
+
+/* The writer of @sem, if the owner word names one (not reader-owned). */
+static s32 sp_rwsem_writer(struct rw_semaphore *sem)
+{
+	unsigned long word = atomic_long_read(&sem->owner);
+
+	if (word & SP_RWSEM_READER_OWNED)
+		return 0;
+	return sp_owner_tid(word, SP_RWSEM_OWNER_FLAGS);
+}
+
+void sp_probe_rwsem_read_wait_start(void *d, struct rw_semaphore *sem)
+{
+	if (!sp_waits_matter())
+		return;
+	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)sem,
+			   SP_KIND_RWSEM_READ, sp_rwsem_writer(sem));
+}
+
+void sp_probe_rwsem_write_wait_start(void *d, struct rw_semaphore *sem)
+{
+	if (!sp_waits_matter())
+		return;
+	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)sem,
+			   SP_KIND_RWSEM_WRITE, sp_rwsem_writer(sem));
+}
+
+void sp_probe_rwsem_wait_finish(void *d, struct rw_semaphore *sem)
+{
+	if (!sp_waits_matter())
+		return;
+	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)sem);
+}
+
+void sp_probe_reader_owned(void *d, struct rw_semaphore *sem,
+				  struct list_head *wlist)
+{
+	struct sp_rwsem_waiter *w;
+	u64 now;
+
+	if (!sp_owners_matter())
+		return;
+	now = sp_now();
+	if (!wlist) {
+		sp_hook_reader(now, (u64)(unsigned long)sem, current->pid, true);
+		return;
+	}
+	/* rwsem_mark_wake() granted the lock to these readers (wait_lock held). */
+	list_for_each_entry(w, wlist, list) {
+		struct task_struct *t = READ_ONCE(w->task);
+
+		if (t)
+			sp_hook_reader(now, (u64)(unsigned long)sem, t->pid, true);
+	}
+}
+
+void sp_probe_reader_cleared(void *d, struct rw_semaphore *sem)
+{
+	if (!sp_waits_matter())
+		return;
+	sp_hook_reader(sp_now(), (u64)(unsigned long)sem, current->pid, false);
+}
+
+/*
+ * rwsem writers are tracked whenever a critical thread exists (unlike mutex
+ * owners): a reader-owned sem->owner names no writer, so a waiting writer's
+ * blockers come from the engine's table, which must not hold a stale writer.
+ */
+void sp_probe_writer_owned(void *d, struct rw_semaphore *sem)
+{
+	if (!sp_owners_matter())
+		return;
+	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, true);
+}
+
+void sp_probe_writer_cleared(void *d, struct rw_semaphore *sem)
+{
+	if (!sp_waits_matter())
+		return;
+	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, false);
+}

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * superpass_sched.c: the scheduler side of superpass.ko's C companion.
+ *
+ * The task and runqueue internals Rust asks about (kernel/sched/sched.h from
+ * the build tree), CPU kicks, and the scheduler probes. The probes return at
+ * once when nothing is boosted (enqueue also for tasks outside the fair
+ * class); free_task when nothing is critical or boosted.
+ */
+#include <linux/pid.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/smp.h>
+#include <linux/cpumask.h>
+/* kernel/sched/sched.h needs task_cpu_possible() from here. */
+#include <linux/mmu_context.h>
+#include <trace/hooks/dtask.h>
+#include <trace/hooks/sched.h>
+
+#include <kernel/sched/sched.h>
+
+#include "superpass.h"
+#include "superpass_internal.h"
+
+/* Runqueues seen by the probes, by CPU (for the idle mask); never freed. */
+static struct rq *sp_rqs[NR_CPUS];
+/* The fair class, learned from CFS's own picks (fair_sched_class is not exported). */
+static const struct sched_class *sp_fair_class;
+
+/* One kick (reschedule IPI) in flight per target CPU. */
+static call_single_data_t sp_kick_csd[NR_CPUS];
+static atomic_t sp_kick_pending[NR_CPUS];
+
+/*
+ * Called under sp_lock only. The task found stays valid after the RCU
+ * section because freeing it runs the free_task probe, which takes sp_lock
+ * and drops every pointer to it before the memory goes away.
+ */
+void *sp_task_lookup(s32 tid)
+{
+	struct task_struct *p;
+
+	if (tid <= 0)
+		return NULL;
+	rcu_read_lock();
+	p = pid_task(find_pid_ns(tid, &init_pid_ns), PIDTYPE_PID);
+	rcu_read_unlock();
+	return p;
+}
+
+/* The CPU whose runqueue holds @task, or -1 (a racy hint: only used to kick). */
+s32 sp_task_queued_cpu(void *task)
+{
+	struct task_struct *p = task;
+
+	if (READ_ONCE(p->on_rq) != TASK_ON_RQ_QUEUED || READ_ONCE(p->se.sched_delayed))
+		return -1;
+	return task_cpu(p);
+}
+
+/*
+ * True if @task is queued (and runnable: not a delayed-dequeue sleeper) on
+ * @rq; exact because the caller holds @rq's lock.
+ */
+bool sp_task_queued_on(void *rqv, void *task)
+{
+	struct rq *rq = rqv;
+	struct task_struct *p = task;
+
+	return task_cpu(p) == cpu_of(rq) && task_on_rq_queued(p) &&
+	       !p->se.sched_delayed;
+}
+
+/*
+ * True if @task may replace CFS's pick on @rq (rq lock held): queued on this
+ * runqueue, not migrating, a fair task, not a delayed-dequeue sleeper.
+ */
+bool sp_task_pickable(void *rqv, void *task)
+{
+	struct rq *rq = rqv;
+	struct task_struct *p = task;
+	const struct sched_class *fair = READ_ONCE(sp_fair_class);
+
+	return fair && p != rq->idle && task_cpu(p) == cpu_of(rq) &&
+	       task_on_rq_queued(p) && p->sched_class == fair &&
+	       !p->se.sched_delayed;
+}
+
+/* Runs on the kicked CPU, in hardirq: what resched_curr() does locally. */
+static void sp_kick_fn(void *info)
+{
+	atomic_set(&sp_kick_pending[smp_processor_id()], 0);
+	set_tsk_need_resched(current);
+	set_preempt_need_resched();
+}
+
+/* Makes @cpu reschedule soon, so that its next pick sees the fast track. */
+void sp_kick_cpu(u32 cpu)
+{
+	if (cpu >= nr_cpu_ids || !cpu_online(cpu))
+		return;
+	if (cpu == raw_smp_processor_id()) {
+		set_tsk_need_resched(current);
+		set_preempt_need_resched();
+		return;
+	}
+	if (atomic_xchg(&sp_kick_pending[cpu], 1))
+		return;
+	if (smp_call_function_single_async(cpu, &sp_kick_csd[cpu]))
+		atomic_set(&sp_kick_pending[cpu], 0);
+}
+
+/* Reschedules @rq's CPU; @rq is locked by the caller. */
+static void sp_resched_rq(struct rq *rq)
+{
+	if (cpu_of(rq) == smp_processor_id()) {
+		set_tsk_need_resched(rq->curr);
+		set_preempt_need_resched();
+	} else {
+		sp_kick_cpu(cpu_of(rq));
+	}
+}
+
+void sp_sched_init(void)
+{
+	int i;
+
+	for (i = 0; i < NR_CPUS; i++)
+		INIT_CSD(&sp_kick_csd[i], sp_kick_fn, NULL);
+}
+
+/* Waits (bounded) for in-flight kicks: their csd lives in this module. */
+void sp_sched_exit(void)
+{
+	int i;
+
+	for (i = 0; i < NR_CPUS; i++) {
+		int spins = 1000000;
+
+		while (atomic_read(&sp_kick_pending[i]) && --spins)
+			cpu_relax();
+	}
+}
+
+static inline bool sp_is_fair(struct task_struct *p)
+{
+	const struct sched_class *fair = READ_ONCE(sp_fair_class);
+
+	return fair ? p->sched_class == fair : !rt_prio(p->prio) && !dl_prio(p->prio);
+}
+
+void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p,
+			     int flags)
+{
+	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
+	if (!sp_boosting() || !sp_is_fair(p))
+		return;
+	if (sp_hook_enqueue(sp_now(), cpu_of(rq), p->pid, p))
+		sp_resched_rq(rq);
+}
+
+void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
+			     int flags)
+{
+	if (!sp_boosting())
+		return;
+	sp_hook_dequeue(sp_now(), cpu_of(rq), p->pid);
+}
+
+void sp_probe_replace_next(void *d, struct rq *rq,
+				  struct task_struct **p,
+				  struct task_struct *prev)
+{
+	struct task_struct *next = *p, *t;
+
+	if (next && unlikely(!READ_ONCE(sp_fair_class)))
+		WRITE_ONCE(sp_fair_class, next->sched_class);
+	if (!sp_boosting())
+		return;
+	t = sp_hook_pick(sp_now(), rq, cpu_of(rq), next ? next->pid : 0);
+	/* sp_hook_pick() validated t with sp_task_pickable() under rq's lock. */
+	if (t && t != next)
+		*p = t;
+}
+
+void sp_probe_preempt(void *d, struct rq *rq, struct task_struct *p,
+			     bool *preempt, bool *nopreempt, int wake_flags,
+			     struct sched_entity *se, struct sched_entity *pse)
+{
+	if (!sp_boosting())
+		return;
+	if (sp_hook_preempt(sp_now(), cpu_of(rq), rq->curr->pid, p->pid))
+		*preempt = true;
+}
+
+static bool sp_rq_idle(struct rq *rq)
+{
+	return READ_ONCE(rq->curr) == rq->idle && !READ_ONCE(rq->nr_running) &&
+	       !READ_ONCE(rq->ttwu_pending);
+}
+
+void sp_probe_select(void *d, struct task_struct *p, int prev_cpu,
+			    int sd_flag, int wake_flags, int *new_cpu)
+{
+	u64 idle = 0, allowed = 0;
+	s32 cpu;
+	int c;
+
+	if (!sp_boosting() || prev_cpu < 0)
+		return;
+	for_each_online_cpu(c) {
+		struct rq *rq = READ_ONCE(sp_rqs[c]);
+
+		if (c >= 64)
+			break;
+		if (cpumask_test_cpu(c, p->cpus_ptr))
+			allowed |= 1ULL << c;
+		if (rq && sp_rq_idle(rq))
+			idle |= 1ULL << c;
+	}
+	cpu = sp_hook_select(sp_now(), p->pid, prev_cpu, idle, allowed);
+	if (cpu >= 0)
+		*new_cpu = cpu;
+}
+
+void sp_probe_tick(void *d, struct rq *rq)
+{
+	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
+	if (!sp_boosting())
+		return;
+	if (sp_hook_tick(sp_now(), rq, cpu_of(rq), rq->curr->pid))
+		sp_resched_rq(rq);
+}
+
+void sp_probe_free_task(void *d, struct task_struct *p)
+{
+	if (!atomic_read(&sp_nr_boosted) && !atomic_read(&sp_nr_critical))
+		return;
+	sp_hook_task_free(sp_now(), p->pid, p);
+}
