@@ -30,7 +30,7 @@ Runs, in order, and stops at the first failure:
   --host-only   skip the steps that need the kernel and QEMU (6 to 8)
 ";
 
-const CARGO_FUZZ_VERSION: &str = "0.13.2";
+pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
 /// How long each fuzz target runs, unless SUPERPASS_FUZZ_SECS says otherwise.
 const FUZZ_SECS: u32 = 20;
 /// The fuzz targets: (crate directory with a `fuzz/` project, target).

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// rsbinder-tools must speak the same binder wire as the rsbinder the service links.
-const RSBINDER_TOOLS_VERSION: &str = "0.12.0";
+pub const RSBINDER_TOOLS_VERSION: &str = "0.12.0";
 
 /// Puts the service payload into the initramfs staging tree `stage`.
 pub fn stage(stage: &Path) -> Result<(), String> {

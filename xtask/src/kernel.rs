@@ -350,6 +350,21 @@ fn cache_key(variant: Variant) -> Result<(String, String), String> {
     Ok((key[..16].to_string(), desc))
 }
 
+/// The cached kernel directory for `variant` if it is built, `Ok(None)` if it is not; an error
+/// when its key cannot be computed yet (the kernel source package is missing).
+pub fn cached(variant: Variant) -> Result<Option<PathBuf>, String> {
+    let (key, _) = cache_key(variant)?;
+    let dir = cache_root()
+        .join("kernel")
+        .join(format!("{}-{key}", variant.name()));
+    Ok(dir.join(".complete").exists().then_some(dir))
+}
+
+/// The bindgen version the kernel build installs.
+pub const fn bindgen_version() -> &'static str {
+    BINDGEN_VERSION
+}
+
 fn kernel_from_dir(dir: &Path) -> Result<Kernel, String> {
     let release = fs::read_to_string(dir.join("release"))
         .map_err(|e| format!("{}: {e}", dir.join("release").display()))?

@@ -5,6 +5,7 @@
 mod cdf_svg;
 mod ci;
 mod demo;
+mod doctor;
 mod gen_headers;
 mod guest_service;
 mod insns;
@@ -34,6 +35,11 @@ const TASKS: &[Task] = &[
         name: "demo",
         about: "Build kernel + superpass.ko, boot, run the inversion scenario off/on/FIFO; tables, waits picture, trace report",
         run: demo::main,
+    },
+    Task {
+        name: "doctor",
+        about: "List what this machine lacks for the README commands (packages, tools, kernel); installs nothing",
+        run: doctor::main,
     },
     Task {
         name: "gen-headers",

@@ -117,7 +117,7 @@ pub fn build(k: &Kernel) -> Result<PathBuf, String> {
 }
 
 /// The Debian package with the clippy-driver that matches the kernel's rustc (`/usr/bin/rustc`).
-const CLIPPY_PACKAGE: &str = "rust-web-clippy";
+pub const CLIPPY_PACKAGE: &str = "rust-web-clippy";
 const CLIPPY_DRIVER: &str = "/usr/bin/clippy-driver";
 
 /// Builds superpass.ko against `k` with `make CLIPPY=1`: Kbuild then compiles the Rust crate
