@@ -11,6 +11,18 @@
  *
  * SPT_HOLD takes a lock and spins until SPT_RELEASE (or a hard timeout of at
  * most 10 s): the never-releasing blocker of the bounds test.
+ *
+ * SPT_LOCK_EX is SPT_LOCK with the orderings the follow-the-lock tests need,
+ * all inside one call so that no lock is ever held across system calls. An
+ * SPT_F_LEAD caller that holds its lock opens an episode; one SPT_F_FOLLOW
+ * caller per episode goes for its own lock then, and any number of
+ * SPT_F_JOIN callers (a storm of readers queueing behind a writer, which can
+ * wait for them). SPT_SETTLE waits until the episode's follower is in place
+ * (gone for its lock, and queued if the lead holds the mutex), or, with no
+ * follower, until the lead lets go: a waiter that comes after that queues
+ * behind the follower, or finds the joiners holding the lock. A holder of the
+ * mutex can wait until someone waits for it, and can take the rwsem nested
+ * inside the mutex (always in that order, never the other).
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
@@ -19,7 +31,10 @@
 #include <linux/rwsem.h>
 #include <linux/uaccess.h>
 #include <linux/ktime.h>
+#include <linux/delay.h>
+#include <linux/wait.h>
 #include <linux/sched.h>
+#include <linux/sched/prio.h>
 #include <linux/sched/signal.h>
 
 #include "superpass.h"
@@ -48,9 +63,46 @@ struct spt_loop {
 #define SPT_RELEASE	_IO(SPT_MAGIC, 3)
 #define SPT_LOOP	_IOWR(SPT_MAGIC, 4, struct spt_loop)
 
+/* SPT_LOCK_EX flags. */
+#define SPT_F_LEAD	(1U << 0)	/* once the lock is held, open an episode */
+#define SPT_F_FOLLOW	(1U << 1)	/* first wait for an episode to follow */
+#define SPT_F_AWAIT	(1U << 2)	/* mutex: once held, wait until another task waits for it */
+#define SPT_F_NEST	(1U << 3)	/* mutex: then take the rwsem (inner_op) inside it */
+#define SPT_F_NICE	(1U << 4)	/* do the work inside at nice hold_nice (>= the caller's) */
+#define SPT_F_JOIN	(1U << 5)	/* first wait until an episode's lead holds its lock */
+#define SPT_F_YIELD	(1U << 6)	/* yield the CPU once before the work, as if preempted */
+#define SPT_F_AWAIT_JOIN (1U << 7)	/* once held, wait until await_n SPT_F_JOIN callers queue */
+#define SPT_F_ALL	(SPT_F_LEAD | SPT_F_FOLLOW | SPT_F_AWAIT | SPT_F_NEST | SPT_F_NICE | \
+			 SPT_F_JOIN | SPT_F_YIELD | SPT_F_AWAIT_JOIN)
+
+struct spt_lock_ex {
+	__u32 op;		/* SPT_OP_* of the (outer) lock */
+	__u32 flags;		/* SPT_F_* */
+	__u32 hold_us;		/* CPU work with the lock held (before the inner lock) */
+	__u32 inner_op;		/* SPT_F_NEST: SPT_OP_READ or SPT_OP_WRITE */
+	__u32 inner_us;		/* SPT_F_NEST: CPU work with both locks held */
+	__s32 hold_nice;	/* SPT_F_NICE: nice for the work inside, >= the caller's */
+	__u32 timeout_ms;	/* bound on each SPT_F_FOLLOW/JOIN/AWAIT* wait, <= 10000 */
+	__u32 await_n;		/* SPT_F_AWAIT_JOIN: how many joiners, <= 64 */
+	__u64 wait_ns;		/* out: time from taking the lock to owning it */
+	__u64 inner_wait_ns;	/* out: SPT_F_NEST: the same for the rwsem */
+	__u64 hold_ns;		/* out: wall time the (outer) lock was held */
+};
+
+#define SPT_LOCK_EX	_IOWR(SPT_MAGIC, 5, struct spt_lock_ex)
+/* Sleeps until the current episode is set up (see above), at most arg ms (<= 10000). */
+#define SPT_SETTLE	_IO(SPT_MAGIC, 6)
+
 static DEFINE_MUTEX(spt_mutex);
 static DECLARE_RWSEM(spt_rwsem);
 static atomic_t spt_release = ATOMIC_INIT(0);
+/* Episode leads holding their lock; one waits for its follower; one holds the mutex. */
+static atomic_t spt_leads = ATOMIC_INIT(0);
+static atomic_t spt_setup = ATOMIC_INIT(0);
+static atomic_t spt_lead_mutex = ATOMIC_INIT(0);
+/* SPT_F_JOIN callers gone for their lock that do not hold it yet. */
+static atomic_t spt_joining = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(spt_episode_wq);
 /* Busy-loop iterations per microsecond of CPU work, calibrated at load. */
 static u64 spt_loops_per_us = 100;
 
@@ -128,6 +180,186 @@ static long spt_loop(unsigned long arg)
 	return 0;
 }
 
+/* @us of CPU work in chunks of 10 us, with a wall-clock safety cap of 2 s. */
+static void spt_work(u64 us)
+{
+	u64 deadline = ktime_get_ns() + 2ULL * NSEC_PER_SEC;
+
+	while (us && ktime_get_ns() < deadline) {
+		u64 n = min_t(u64, us, 10);
+
+		spt_burn(n * spt_loops_per_us);
+		us -= n;
+	}
+}
+
+/*
+ * Sleeps (so that the holder needs a wakeup, and the CPU, to notice) until a
+ * task waits for spt_mutex, at most @ms: what the holder does next (e.g. wait
+ * for the rwsem) then happens while that task waits.
+ */
+static void spt_await_waiter(u32 ms)
+{
+	u64 deadline = ktime_get_ns() + (u64)ms * NSEC_PER_MSEC;
+
+	while (list_empty(&spt_mutex.wait_list) && ktime_get_ns() < deadline &&
+	       !fatal_signal_pending(current))
+		usleep_range(50, 100);
+}
+
+/* SPT_F_AWAIT_JOIN: polled, as a joiner that queued cannot say so. */
+static void spt_await_joiners(u32 n, u32 ms)
+{
+	u64 deadline = ktime_get_ns() + (u64)ms * NSEC_PER_MSEC;
+
+	while (atomic_read(&spt_joining) < n && ktime_get_ns() < deadline &&
+	       !fatal_signal_pending(current))
+		usleep_range(50, 100);
+}
+
+static void spt_episode_open(u32 op)
+{
+	atomic_inc(&spt_leads);
+	atomic_set(&spt_lead_mutex, op == SPT_OP_MUTEX);
+	atomic_set(&spt_setup, 1);
+	wake_up_all(&spt_episode_wq);
+}
+
+static void spt_episode_close(void)
+{
+	atomic_dec(&spt_leads);
+	/* A follower that never came must not hold up SPT_SETTLE. */
+	atomic_set(&spt_setup, 0);
+	atomic_set(&spt_lead_mutex, 0);
+}
+
+/*
+ * SPT_F_FOLLOW waits for an episode and claims it, SPT_F_JOIN only waits for
+ * one; 0, -ETIMEDOUT or -EINTR.
+ */
+static int spt_follow(u32 flags, u32 ms)
+{
+	long left;
+
+	if (flags & SPT_F_FOLLOW)
+		left = wait_event_killable_timeout(spt_episode_wq,
+				atomic_cmpxchg(&spt_setup, 1, 0) == 1,
+				msecs_to_jiffies(ms));
+	else
+		left = wait_event_killable_timeout(spt_episode_wq,
+				atomic_read(&spt_leads) > 0,
+				msecs_to_jiffies(ms));
+	return left < 0 ? -EINTR : left ? 0 : -ETIMEDOUT;
+}
+
+static bool spt_settling(void)
+{
+	return atomic_read(&spt_setup) ||
+	       (atomic_read(&spt_lead_mutex) && list_empty(&spt_mutex.wait_list));
+}
+
+/* SPT_SETTLE: polled, as nothing signals that a follower got queued. */
+static long spt_settle(unsigned long ms)
+{
+	u64 deadline;
+
+	if (ms > 10000)
+		return -EINVAL;
+	deadline = ktime_get_ns() + (u64)ms * NSEC_PER_MSEC;
+	while (spt_settling() && ktime_get_ns() < deadline) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		usleep_range(50, 100);
+	}
+	return 0;
+}
+
+static int spt_lock_ex_check(const struct spt_lock_ex *l)
+{
+	bool mutex_only = l->flags & (SPT_F_AWAIT | SPT_F_NEST);
+
+	if (l->op > SPT_OP_WRITE || (l->flags & ~SPT_F_ALL) || l->await_n > 64)
+		return -EINVAL;
+	if (mutex_only && l->op != SPT_OP_MUTEX)
+		return -EINVAL;
+	if ((l->flags & SPT_F_FOLLOW) && (l->flags & SPT_F_JOIN))
+		return -EINVAL;
+	if ((l->flags & SPT_F_NEST) &&
+	    l->inner_op != SPT_OP_READ && l->inner_op != SPT_OP_WRITE)
+		return -EINVAL;
+	if (l->hold_us > 1000000 || l->inner_us > 1000000 || l->timeout_ms > 10000)
+		return -EINVAL;
+	/* A test device must not raise anyone's priority. */
+	if ((l->flags & SPT_F_NICE) &&
+	    (l->hold_nice < task_nice(current) || l->hold_nice > MAX_NICE))
+		return -EINVAL;
+	return 0;
+}
+
+static long spt_lock_ex(unsigned long arg)
+{
+	struct spt_lock_ex l;
+	u64 t0, t1, t2;
+	long nice = task_nice(current);
+	int r;
+
+	if (copy_from_user(&l, (void __user *)arg, sizeof(l)))
+		return -EFAULT;
+	r = spt_lock_ex_check(&l);
+	if (r)
+		return r;
+	if (l.flags & (SPT_F_FOLLOW | SPT_F_JOIN)) {
+		r = spt_follow(l.flags, l.timeout_ms);
+		if (r)
+			return r;
+	}
+	if (l.flags & SPT_F_JOIN)
+		atomic_inc(&spt_joining);
+	t0 = ktime_get_ns();
+	r = spt_take(l.op);
+	if (l.flags & SPT_F_JOIN)
+		atomic_dec(&spt_joining);
+	if (r)
+		return r;
+	t1 = ktime_get_ns();
+	l.wait_ns = t1 - t0;
+	l.inner_wait_ns = 0;
+	if (l.flags & SPT_F_LEAD)
+		spt_episode_open(l.op);
+	if (l.flags & SPT_F_AWAIT)
+		spt_await_waiter(l.timeout_ms);
+	if (l.flags & SPT_F_AWAIT_JOIN)
+		spt_await_joiners(l.await_n, l.timeout_ms);
+	if (l.flags & SPT_F_NICE)
+		set_user_nice(current, l.hold_nice);
+	/* The holder is off the CPU inside the lock, as a preempted one would be. */
+	if (l.flags & SPT_F_YIELD)
+		yield();
+	spt_work(l.hold_us);
+	if (l.flags & SPT_F_NEST) {
+		u64 t = ktime_get_ns();
+
+		r = spt_take(l.inner_op);
+		if (!r) {
+			l.inner_wait_ns = ktime_get_ns() - t;
+			spt_work(l.inner_us);
+			spt_drop(l.inner_op);
+		}
+	}
+	if (l.flags & SPT_F_LEAD)
+		spt_episode_close();
+	t2 = ktime_get_ns();
+	spt_drop(l.op);
+	if (l.flags & SPT_F_NICE)
+		set_user_nice(current, nice);
+	if (r)
+		return r;
+	l.hold_ns = t2 - t1;
+	if (copy_to_user((void __user *)arg, &l, sizeof(l)))
+		return -EFAULT;
+	return 0;
+}
+
 static long spt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	struct spt_lock l;
@@ -136,6 +368,10 @@ static long spt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 
 	if (cmd == SPT_LOOP)
 		return spt_loop(arg);
+	if (cmd == SPT_LOCK_EX)
+		return spt_lock_ex(arg);
+	if (cmd == SPT_SETTLE)
+		return spt_settle(arg);
 	if (cmd == SPT_RELEASE) {
 		atomic_set(&spt_release, 1);
 		return 0;
@@ -156,16 +392,7 @@ static long spt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return r;
 	t1 = ktime_get_ns();
 	if (cmd == SPT_LOCK) {
-		/* CPU work in chunks of 10 us, with a wall-clock safety cap. */
-		u64 left = l.hold_us;
-
-		deadline = t1 + 2ULL * NSEC_PER_SEC;
-		while (left && ktime_get_ns() < deadline) {
-			u64 n = min_t(u64, left, 10);
-
-			spt_burn(n * spt_loops_per_us);
-			left -= n;
-		}
+		spt_work(l.hold_us);
 	} else {
 		deadline = t1 + min_t(u64, l.hold_us ? l.hold_us : 10000, 10000) *
 				NSEC_PER_MSEC;

@@ -27,16 +27,19 @@ struct spt_loop { uint32_t op, count; uint64_t ns; };
 #define SPT_F_FOLLOW	(1U << 1)	/* first wait for an episode to follow */
 #define SPT_F_AWAIT	(1U << 2)	/* mutex: once held, wait until another task waits for it */
 #define SPT_F_NEST	(1U << 3)	/* mutex: then take the rwsem (inner_op) inside it */
-#define SPT_F_NICE	(1U << 4)	/* hold the lock at nice hold_nice (never above the caller's) */
+#define SPT_F_NICE	(1U << 4)	/* do the work inside at nice hold_nice (>= the caller's) */
+#define SPT_F_JOIN	(1U << 5)	/* first wait until an episode's lead holds its lock */
+#define SPT_F_YIELD	(1U << 6)	/* yield the CPU once before the work, as if preempted */
+#define SPT_F_AWAIT_JOIN (1U << 7)	/* once held, wait until await_n SPT_F_JOIN callers queue */
 struct spt_lock_ex {
 	uint32_t op, flags, hold_us, inner_op, inner_us;
 	int32_t hold_nice;
-	uint32_t timeout_ms, reserved;
+	uint32_t timeout_ms, await_n;
 	uint64_t wait_ns, inner_wait_ns, hold_ns;
 };
 _Static_assert(sizeof(struct spt_lock_ex) == 56, "spt_lock_ex");
 #define SPT_LOCK_EX	_IOWR(SPT_MAGIC, 5, struct spt_lock_ex)
-/* Sleeps until the current episode's follower is in place, at most arg ms. */
+/* Sleeps until the current episode is set up, at most arg ms. */
 #define SPT_SETTLE	_IO(SPT_MAGIC, 6)
 
 #endif

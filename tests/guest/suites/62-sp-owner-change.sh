@@ -1,0 +1,12 @@
+# Owner change: the critical thread waits on a mutex held by A (nice 19,
+# 500 us inside) while B waits ahead of it; A hands over to B (nice 19,
+# 1500 us inside), so the owner at the start of the wait is not the one it
+# waits for longest. 4 nice-0 hogs, SuperPass off / on; on must cut the p99.9
+# wait by >= 72% against off, over >= 1000 waits per mode (sp-follow.c).
+#@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
+[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || exit 1
+sp-follow -s handoff -m off,on -d ${SP_FOLLOW_SECS:-35} -H 4 -a 500 -b 1500 -e 100 -p 1000 -R 72 -N 1000 > /tmp/handoff.out 2>&1
+rc=$?
+grep -v '^M ' /tmp/handoff.out
+grep '^M ' /tmp/handoff.out | cut -c3- >> "$SPTEST_METRICS"
+exit $rc
