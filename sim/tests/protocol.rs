@@ -3,10 +3,9 @@
 //! the module's entry points call, into a fresh engine) gives the same answer at every step.
 
 use std::sync::{Arc, Mutex};
-use superpass_core::{Answer, Engine, Event, NoObserver, Role, Tid};
+use superpass_core::{Answer, Engine, Event, NoObserver};
 use superpass_sim::policy::superpass::{EventLog, SuperPass};
 use superpass_sim::sim::{RunOpts, Sim};
-use superpass_sim::workload::ThreadRole;
 use superpass_sim::Scenario;
 
 /// The raw arguments the C probes pass for a lock event, decoded as the module decodes them.
@@ -42,18 +41,9 @@ fn replay(scenario: &str, seed: u64) -> usize {
         &opts,
     )
     .run();
-    let crit: Vec<(Tid, Role)> = out
-        .world
-        .tasks
-        .iter()
-        .filter_map(|t| match t.role {
-            ThreadRole::Ui => Some((t.tid, Role::Ui)),
-            ThreadRole::Render => Some((t.tid, Role::Render)),
-            ThreadRole::Other => None,
-        })
-        .collect();
     let mut e = Engine::new(out.world.rqs.len() as u32, NoObserver);
-    e.set_critical(0, &crit).unwrap();
+    e.set_critical(0, &SuperPass::critical_set(&out.world))
+        .unwrap();
     e.set_enabled(0, true);
     let log = log.lock().unwrap();
     let mut boosts = 0;

@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "superpass_uapi.h"
-#include "sp_testdev.h"
+#include "superpass_testdev.h"
 
 static int spfd, tfd, nhogs = 4;
 static atomic_int stop;

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "superpass_uapi.h"
-#include "sp_testdev.h"
+#include "superpass_testdev.h"
 
 static int spfd, tfd;
 

@@ -43,18 +43,16 @@
 #include <time.h>
 #include <unistd.h>
 #include "superpass_uapi.h"
-#include "sp_testdev.h"
+#include "superpass_testdev.h"
+#include "sp_harness.h"
 
 #define MAX_SAMPLES (1 << 20)
-#define MAX_THREADS 64
 
 static const char *lockname = "mutex";
 static int duration = 10, nhogs = 4, work_us = 500, outside_us = -1, period_us = 1000, nreaders;
 static double min_reduction = -1;
 static double trace_secs;
-static int spfd, tfd;
-static atomic_int stop_all, stop_mode;
-static atomic_long hog_iters[MAX_THREADS];
+static atomic_int stop_mode;
 static uint64_t *samples;
 static atomic_long nsamples;
 static uint64_t burn_loops_per_us = 100;
@@ -74,28 +72,6 @@ static void mark(const char *fmt, long tid)
 		atomic_store(&marker_fd, -1);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void __attribute__((noinline)) burn(uint64_t loops)
-{
-	for (volatile uint64_t i = 0; i < loops; i++)
-		;
-}
-
 static void calibrate(void)
 {
 	uint64_t best = UINT64_MAX;
@@ -111,57 +87,6 @@ static void calibrate(void)
 	burn_loops_per_us = 200000 * 1000 / (best ? best : 1);
 	if (!burn_loops_per_us)
 		burn_loops_per_us = 1;
-}
-
-static int sp_ioctl(unsigned long cmd, void *arg, const char *what)
-{
-	if (ioctl(spfd, cmd, arg) < 0) {
-		fprintf(stderr, "%s: %s\n", what, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int sp_enable(int on)
-{
-	struct sp_enable e = { SP_HDR(struct sp_enable), on, 0 };
-
-	return sp_ioctl(SP_SET_ENABLED, &e, "SET_ENABLED");
-}
-
-static int sp_get_stats(struct sp_stats *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->hdr = SP_HDR(struct sp_stats);
-	return sp_ioctl(SP_GET_STATS, s, "GET_STATS");
-}
-
-static int lock_op(uint32_t op, uint32_t hold_us, uint64_t *wait_ns)
-{
-	struct spt_lock l = { .op = op, .hold_us = hold_us };
-
-	if (ioctl(tfd, SPT_LOCK, &l) < 0)
-		return -1;
-	if (wait_ns)
-		*wait_ns = l.wait_ns;
-	return 0;
-}
-
-static void set_nice(int n)
-{
-	setpriority(PRIO_PROCESS, syscall(SYS_gettid), n);
-}
-
-static void *hog(void *arg)
-{
-	long id = (long)arg;
-
-	set_nice(0);
-	while (!atomic_load(&stop_all)) {
-		burn(1000);
-		atomic_fetch_add_explicit(&hog_iters[id], 1, memory_order_relaxed);
-	}
-	return NULL;
 }
 
 /* The blocker (or one reader of the storm): nice 19, takes the lock, works inside. */
@@ -252,23 +177,6 @@ static void *critical(void *arg)
 	}
 	*cpu = thread_cpu_ns() - t0;
 	return cpu;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(uint64_t *v, long n, double p)
-{
-	long i;
-
-	if (!n)
-		return 0;
-	i = (long)(p * (n - 1) + 0.5);
-	return v[i < n ? i : n - 1];
 }
 
 static void write_file(const char *path, const char *s)

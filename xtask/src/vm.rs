@@ -48,7 +48,7 @@ adds a `kernel-log/<group>` result.
 Adding tests: drop a script into tests/guest/suites/NN-name.sh (see the
 contract at the top of tests/guest/init.sh), a C program into tests/guest/
 (available as /bin/<name> in the guest; #include \"superpass_uapi.h\" for the
-/dev/superpass ABI, \"sp_testdev.h\" for /dev/superpass-test), or a module
+/dev/superpass ABI, \"superpass_testdev.h\" for /dev/superpass-test), or a module
 directory with a Kbuild file into vm/test-modules/ (its .ko files land in
 /lib/modules/sp/).
 

@@ -81,6 +81,19 @@ impl SuperPass {
         }
     }
 
+    /// The threads registered as critical, as the HAL service would register them: every UI
+    /// thread and RenderThread of the scenario.
+    pub fn critical_set(w: &World) -> Vec<(Tid, Role)> {
+        w.tasks
+            .iter()
+            .filter_map(|t| match t.role {
+                ThreadRole::Ui => Some((t.tid, Role::Ui)),
+                ThreadRole::Render => Some((t.tid, Role::Render)),
+                ThreadRole::Other => None,
+            })
+            .collect()
+    }
+
     /// The core event for a simulator lock event, with TIDs for task indices.
     pub fn core_event(w: &World, ev: LockEvent) -> Event {
         let tid = |t| Self::tid(w, t);
@@ -252,16 +265,7 @@ impl Policy for SuperPass {
 
     fn setup(&mut self, w: &World, _out: &mut Vec<Action>) {
         let mut e = Engine::new(w.rqs.len() as u32, Recorder::default());
-        let crit: Vec<(Tid, Role)> = w
-            .tasks
-            .iter()
-            .filter_map(|t| match t.role {
-                ThreadRole::Ui => Some((t.tid, Role::Ui)),
-                ThreadRole::Render => Some((t.tid, Role::Render)),
-                ThreadRole::Other => None,
-            })
-            .collect();
-        e.set_critical(w.now, &crit)
+        e.set_critical(w.now, &Self::critical_set(w))
             .expect("critical set fits the default tunables");
         e.set_enabled(w.now, true);
         self.idx = TidIndex::new(w.tasks.iter().map(|t| t.tid));
