@@ -29,6 +29,42 @@ pub(crate) fn lock_event(now: Nanos, ev: Event) {
     kicks.send();
 }
 
+/// `waiter` starts a futex wait naming `owner` as the holder. The hint is checked against the
+/// task list only for a thread the engine might track: the engine decides what it means.
+pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
+    let mut kicks = Kicks::new();
+    {
+        let Some(mut g) = state::lock() else { return };
+        if !g.engine.may_track(waiter) {
+            return;
+        }
+        // SAFETY: plain call; it looks the TID up under RCU and compares thread groups.
+        let valid = unsafe { ffi::sp_futex_hint_valid(owner) };
+        let ev = Event::FutexWait {
+            waiter,
+            owner,
+            valid,
+        };
+        let answer = g.engine.handle(now, ev);
+        place(&mut g, answer.newly_boosted(), &mut kicks);
+    }
+    kicks.send();
+}
+
+/// A futex wake woke `woken` while `queued` waited on the same futex: `woken` is the next
+/// blocker of any of them the engine tracks.
+pub(crate) fn futex_woken(now: Nanos, woken: Tid, queued: &[Tid]) {
+    let mut kicks = Kicks::new();
+    {
+        let Some(mut g) = state::lock() else { return };
+        for &q in queued.iter().filter(|&&q| q != woken) {
+            let answer = g.engine.handle(now, Event::from_hook_futex_woken(q, woken));
+            place(&mut g, answer.newly_boosted(), &mut kicks);
+        }
+    }
+    kicks.send();
+}
+
 /// CPUs to kick once the engine lock is dropped.
 struct Kicks {
     cpus: [Cpu; MAX_BLOCKERS],

@@ -94,12 +94,14 @@ impl Drop for Guard {
         let e = &self.engine;
         let boosted = e.fast_track().boosted_count() as u32;
         let critical = e.critical().len() as u32;
-        let waits = e.detector().waits().count() as u32;
+        let (waits, futex_waits) = e.detector().waits().fold((0, 0), |(n, f), w| {
+            (n + 1, f + u32::from(w.kind == LockKind::Futex))
+        });
         let enabled = e.enabled();
         // SAFETY: the lock is held (type invariant); the mirrors are published under it so
         // that they never go backwards, then the lock is released exactly once.
         unsafe {
-            ffi::sp_publish(boosted, critical, waits, enabled);
+            ffi::sp_publish(boosted, critical, waits, futex_waits, enabled);
             ffi::sp_engine_unlock(self.flags);
         }
     }

@@ -26,6 +26,9 @@ void sp_hook_wait_finish(u64 now, s32 waiter, u64 lock);
 void sp_hook_owner(u64 now, u64 lock, s32 tid, bool acquired);
 void sp_hook_reader(u64 now, u64 lock, s32 tid, bool acquired);
 void sp_hook_woken(u64 now, u64 lock, s32 tid);
+void sp_hook_futex_wait(u64 now, s32 waiter, s32 owner);
+void sp_hook_futex_wait_end(u64 now, s32 waiter);
+void sp_hook_futex_woken(u64 now, s32 woken, const s32 *queued, u32 n);
 bool sp_hook_enqueue(u64 now, u32 cpu, s32 tid, void *task);
 void sp_hook_dequeue(u64 now, u32 cpu, s32 tid);
 void *sp_hook_pick(u64 now, void *rq, u32 cpu, s32 fair_next);
@@ -38,10 +41,12 @@ long sp_ioctl(unsigned int cmd, unsigned long arg);
 /* ---- C helpers for Rust (superpass_hooks.c, superpass_sched.c, superpass_dev.c) ---- */
 unsigned long sp_engine_lock(void);
 void sp_engine_unlock(unsigned long flags);
-void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, bool enabled);
+void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
+		bool enabled);
 u64 sp_now(void);
 bool sp_capable_sys_nice(void);
 bool sp_tid_exists(s32 tid);
+bool sp_futex_hint_valid(s32 tid);
 void *sp_task_lookup(s32 tid);
 s32 sp_task_queued_cpu(void *task);
 bool sp_task_queued_on(void *rq, void *task);

@@ -31,12 +31,16 @@
 	X(6, RECONFIGURED, "reconfigured") \
 	X(7, CHAIN, "chain")
 
+/* Futex-wake chain entries examined (tunables::MAX_FUTEX_SCAN). */
+#define SP_MAX_FUTEX_SCAN 8
+
 /* __print_symbolic() lists: { value, "name" }, ... */
 #define SP_TRACE_LOCK_KINDS \
 	{ SP_KIND_MUTEX, "mutex" }, \
 	{ SP_KIND_RWSEM_READ, "rwsem-read" }, \
 	{ SP_KIND_RWSEM_WRITE, "rwsem-write" }, \
-	{ SP_KIND_FUTEX, "futex" }
+	{ SP_KIND_FUTEX, "futex" }, \
+	{ SP_KIND_PI_FUTEX, "pi-futex" }
 
 #define SP_TRACE_REVOKE_REASONS \
 	{ SP_REVOKE_RELEASED, "released" }, \

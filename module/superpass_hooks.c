@@ -33,6 +33,7 @@
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
 #include <trace/hooks/dtask.h>
+#include <trace/hooks/futex.h>
 #include <trace/hooks/rwsem.h>
 #include <trace/hooks/sched.h>
 
@@ -44,6 +45,7 @@ atomic_t sp_enabled = ATOMIC_INIT(0);
 atomic_t sp_nr_boosted = ATOMIC_INIT(0);
 atomic_t sp_nr_critical = ATOMIC_INIT(0);
 atomic_t sp_nr_waits = ATOMIC_INIT(0);
+atomic_t sp_nr_futex_waits = ATOMIC_INIT(0);
 
 unsigned long sp_engine_lock(void)
 {
@@ -58,11 +60,13 @@ void sp_engine_unlock(unsigned long flags)
 	raw_spin_unlock_irqrestore(&sp_lock, flags);
 }
 
-void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, bool enabled)
+void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
+		bool enabled)
 {
 	atomic_set(&sp_nr_boosted, nr_boosted);
 	atomic_set(&sp_nr_critical, nr_critical);
 	atomic_set(&sp_nr_waits, nr_waits);
+	atomic_set(&sp_nr_futex_waits, nr_futex_waits);
 	atomic_set(&sp_enabled, enabled);
 }
 
@@ -117,6 +121,9 @@ enum sp_hook_id {
 	SPH_READER_OWNED, SPH_READER_CLEARED,
 	SPH_WRITER_OWNED, SPH_WRITER_CLEARED,
 	SPH_MUTEX_UNLOCK_SLOWPATH, SPH_MUTEX_STARTTIME,
+	SPH_RTMUTEX_WAIT_START, SPH_RTMUTEX_WAIT_FINISH,
+	SPH_DO_FUTEX, SPH_FUTEX_WAIT_START, SPH_FUTEX_WAIT_END,
+	SPH_FUTEX_WAKE_TRAVERSE, SPH_FUTEX_WAKE_THIS, SPH_FUTEX_WAKE_FINISH,
 	SPH_FREE_TASK,
 	/* Restricted hooks from here on. */
 	SPH_ENQUEUE, SPH_DEQUEUE, SPH_PICK, SPH_PREEMPT, SPH_SELECT, SPH_TICK,
@@ -164,6 +171,10 @@ static const struct {
 	{ SP_MECH_SELECT_CPU, BIT(SPH_SELECT) },
 	{ SP_MECH_TICK, BIT(SPH_TICK) },
 	{ SP_MECH_TASK_EXIT, BIT(SPH_FREE_TASK) },
+	{ SP_MECH_FUTEX_HINT, BIT(SPH_DO_FUTEX) | BIT(SPH_FUTEX_WAIT_START) | BIT(SPH_FUTEX_WAIT_END) },
+	{ SP_MECH_FUTEX_WOKEN, BIT(SPH_FUTEX_WAKE_TRAVERSE) | BIT(SPH_FUTEX_WAKE_THIS) |
+			       BIT(SPH_FUTEX_WAKE_FINISH) },
+	{ SP_MECH_PI_FUTEX, BIT(SPH_RTMUTEX_WAIT_START) | BIT(SPH_RTMUTEX_WAIT_FINISH) },
 };
 
 /*
@@ -187,15 +198,29 @@ void sp_attach_all(u64 *active_mask, u64 *busy_mask)
 	SP_ATTACH(SPH_WRITER_CLEARED, android_vh_clear_rwsem_writer_owned, sp_probe_writer_cleared);
 	SP_ATTACH(SPH_MUTEX_UNLOCK_SLOWPATH, android_vh_mutex_unlock_slowpath, sp_probe_mutex_unlock_slowpath);
 	SP_ATTACH(SPH_MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime, sp_probe_mutex_starttime);
+	SP_ATTACH(SPH_RTMUTEX_WAIT_START, android_vh_rtmutex_wait_start, sp_probe_rtmutex_wait_start);
+	SP_ATTACH(SPH_RTMUTEX_WAIT_FINISH, android_vh_rtmutex_wait_finish, sp_probe_rtmutex_wait_finish);
+	SP_ATTACH(SPH_DO_FUTEX, android_vh_do_futex, sp_probe_do_futex);
+	SP_ATTACH(SPH_FUTEX_WAIT_START, android_vh_futex_wait_start, sp_probe_futex_wait_start);
+	SP_ATTACH(SPH_FUTEX_WAIT_END, android_vh_futex_wait_end, sp_probe_futex_wait_end);
+	SP_ATTACH(SPH_FUTEX_WAKE_TRAVERSE, android_vh_futex_wake_traverse_plist, sp_probe_futex_wake_traverse);
+	SP_ATTACH(SPH_FUTEX_WAKE_THIS, android_vh_futex_wake_this, sp_probe_futex_wake_this);
+	SP_ATTACH(SPH_FUTEX_WAKE_FINISH, android_vh_futex_wake_up_q_finish, sp_probe_futex_wake_up_q_finish);
 	SP_ATTACH(SPH_FREE_TASK, android_vh_free_task, sp_probe_free_task);
 
-	/* Scheduler hooks: restricted, one owner each, never detached. */
+	/* Scheduler hooks: restricted, at most two probes each, never detached. */
 	SP_ATTACH(SPH_ENQUEUE, android_rvh_enqueue_task, sp_probe_enqueue);
 	SP_ATTACH(SPH_DEQUEUE, android_rvh_dequeue_task, sp_probe_dequeue);
 	SP_ATTACH(SPH_PICK, android_rvh_replace_next_task_fair, sp_probe_replace_next);
 	SP_ATTACH(SPH_PREEMPT, android_rvh_check_preempt_wakeup_fair, sp_probe_preempt);
 	SP_ATTACH(SPH_SELECT, android_rvh_select_task_rq_fair, sp_probe_select);
 	SP_ATTACH(SPH_TICK, android_rvh_tick_entry, sp_probe_tick);
+	/*
+	 * Restricted probes are never detached and ACK pins nobody: once one
+	 * is attached this module's text must outlive any rmmod.
+	 */
+	if (sp_attached & ~(BIT(SPH_ENQUEUE) - 1))
+		__module_get(THIS_MODULE);
 
 	*active_mask = 0;
 	*busy_mask = 0;
@@ -221,6 +246,14 @@ void sp_detach_normal(void)
 	SP_DETACH(SPH_WRITER_CLEARED, android_vh_clear_rwsem_writer_owned, sp_probe_writer_cleared);
 	SP_DETACH(SPH_MUTEX_UNLOCK_SLOWPATH, android_vh_mutex_unlock_slowpath, sp_probe_mutex_unlock_slowpath);
 	SP_DETACH(SPH_MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime, sp_probe_mutex_starttime);
+	SP_DETACH(SPH_RTMUTEX_WAIT_START, android_vh_rtmutex_wait_start, sp_probe_rtmutex_wait_start);
+	SP_DETACH(SPH_RTMUTEX_WAIT_FINISH, android_vh_rtmutex_wait_finish, sp_probe_rtmutex_wait_finish);
+	SP_DETACH(SPH_DO_FUTEX, android_vh_do_futex, sp_probe_do_futex);
+	SP_DETACH(SPH_FUTEX_WAIT_START, android_vh_futex_wait_start, sp_probe_futex_wait_start);
+	SP_DETACH(SPH_FUTEX_WAIT_END, android_vh_futex_wait_end, sp_probe_futex_wait_end);
+	SP_DETACH(SPH_FUTEX_WAKE_TRAVERSE, android_vh_futex_wake_traverse_plist, sp_probe_futex_wake_traverse);
+	SP_DETACH(SPH_FUTEX_WAKE_THIS, android_vh_futex_wake_this, sp_probe_futex_wake_this);
+	SP_DETACH(SPH_FUTEX_WAKE_FINISH, android_vh_futex_wake_up_q_finish, sp_probe_futex_wake_up_q_finish);
 	SP_DETACH(SPH_FREE_TASK, android_vh_free_task, sp_probe_free_task);
 	tracepoint_synchronize_unregister();
 }

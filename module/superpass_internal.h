@@ -25,6 +25,8 @@ extern atomic_t sp_nr_boosted;
 extern atomic_t sp_nr_critical;
 /* Waits the engine tracks (critical threads and chain links waiting now). */
 extern atomic_t sp_nr_waits;
+/* Of those, owner-hinted futex waits. */
+extern atomic_t sp_nr_futex_waits;
 
 static inline bool sp_waits_matter(void)
 {
@@ -52,6 +54,12 @@ static inline bool sp_ownership_matters(void)
 	       atomic_read(&sp_enabled);
 }
 
+/* Futex wait ends and wakes: only while a tracked thread is in a hinted futex wait. */
+static inline bool sp_futex_waits_matter(void)
+{
+	return atomic_read(&sp_nr_futex_waits) && atomic_read(&sp_enabled);
+}
+
 static inline bool sp_boosting(void)
 {
 	return atomic_read(&sp_nr_boosted) != 0;
@@ -69,6 +77,31 @@ void sp_probe_reader_owned(void *d, struct rw_semaphore *sem, struct list_head *
 void sp_probe_reader_cleared(void *d, struct rw_semaphore *sem);
 void sp_probe_writer_owned(void *d, struct rw_semaphore *sem);
 void sp_probe_writer_cleared(void *d, struct rw_semaphore *sem);
+
+/* The TID of the task an owner word names (flag bits in @flags_mask). */
+s32 sp_owner_tid(unsigned long word, unsigned long flags_mask);
+
+/* ---- futex and rt_mutex probes (superpass_futex.c), normal hooks ---- */
+struct rt_mutex_base;
+struct plist_head;
+union futex_key;
+void sp_probe_rtmutex_wait_start(void *d, struct rt_mutex_base *lock);
+void sp_probe_rtmutex_wait_finish(void *d, struct rt_mutex_base *lock);
+#ifdef SP_DO_FUTEX_UADDR
+void sp_probe_do_futex(void *d, u32 __user *uaddr, int cmd,
+		       unsigned int *flags, u32 __user *uaddr2);
+#else
+void sp_probe_do_futex(void *d, int cmd, unsigned int *flags,
+		       u32 __user *uaddr2);
+#endif
+void sp_probe_futex_wait_start(void *d, unsigned int flags, u32 bitset);
+void sp_probe_futex_wait_end(void *d, unsigned int flags, u32 bitset);
+void sp_probe_futex_wake_traverse(void *d, struct plist_head *chain,
+				  int *target_nr, union futex_key key,
+				  u32 bitset);
+void sp_probe_futex_wake_this(void *d, int ret, int nr_wake, int target_nr,
+			      struct task_struct *p);
+void sp_probe_futex_wake_up_q_finish(void *d, int nr_wake, int target_nr);
 
 /* ---- scheduler probes (superpass_sched.c), restricted hooks but free_task ---- */
 void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p, int flags);

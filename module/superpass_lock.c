@@ -40,7 +40,7 @@ struct sp_mutex_waiter {
 };
 
 /* The owner's TID from an owner word holding a task pointer plus flag bits. */
-static s32 sp_owner_tid(unsigned long word, unsigned long flags_mask)
+s32 sp_owner_tid(unsigned long word, unsigned long flags_mask)
 {
 	struct task_struct *owner = (struct task_struct *)(word & ~flags_mask);
 	s32 tid = 0;

@@ -47,10 +47,17 @@ mod ffi {
     extern "C" {
         pub(crate) fn sp_engine_lock() -> c_ulong;
         pub(crate) fn sp_engine_unlock(flags: c_ulong);
-        pub(crate) fn sp_publish(nr_boosted: u32, nr_critical: u32, nr_waits: u32, enabled: bool);
+        pub(crate) fn sp_publish(
+            nr_boosted: u32,
+            nr_critical: u32,
+            nr_waits: u32,
+            nr_futex_waits: u32,
+            enabled: bool,
+        );
         pub(crate) fn sp_now() -> u64;
         pub(crate) fn sp_capable_sys_nice() -> bool;
         pub(crate) fn sp_tid_exists(tid: i32) -> bool;
+        pub(crate) fn sp_futex_hint_valid(tid: i32) -> bool;
         pub(crate) fn sp_task_lookup(tid: i32) -> *mut c_void;
         pub(crate) fn sp_task_queued_cpu(task: *mut c_void) -> i32;
         pub(crate) fn sp_task_queued_on(rq: *mut c_void, task: *mut c_void) -> bool;
@@ -221,6 +228,35 @@ pub extern "C" fn sp_hook_reader(now: u64, lock: u64, tid: i32, acquired: bool) 
 #[no_mangle]
 pub extern "C" fn sp_hook_woken(now: u64, lock: u64, tid: i32) {
     hooks::lock_event(now, Event::WaiterWoken { lock, tid });
+}
+
+/// `waiter` starts a futex wait naming `owner` as the holder (an owner hint).
+#[no_mangle]
+pub extern "C" fn sp_hook_futex_wait(now: u64, waiter: i32, owner: i32) {
+    hooks::futex_wait(now, waiter, owner);
+}
+
+/// `waiter`'s futex wait ended.
+#[no_mangle]
+pub extern "C" fn sp_hook_futex_wait_end(now: u64, waiter: i32) {
+    hooks::lock_event(now, Event::from_hook_futex_wait_end(waiter));
+}
+
+/// A futex wake woke `woken`; `queued[..n]` were queued on the same futex when it began.
+///
+/// # Safety
+///
+/// `queued` points to `n` readable TIDs for the duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn sp_hook_futex_woken(now: u64, woken: i32, queued: *const i32, n: u32) {
+    let n = (n as usize).min(superpass_core::tunables::MAX_FUTEX_SCAN);
+    if queued.is_null() || n == 0 {
+        return;
+    }
+    // SAFETY: the caller guarantees `n` readable TIDs at `queued` (n is clamped to the
+    // per-CPU buffer's size); they are copied out before the call returns.
+    let queued = unsafe { core::slice::from_raw_parts(queued, n) };
+    hooks::futex_woken(now, woken, queued);
 }
 
 /// Task `task` (TID `tid`) joins CPU `cpu`'s runqueue; returns true if the CPU should reschedule.

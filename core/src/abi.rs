@@ -142,10 +142,17 @@ pub mod mech {
     pub const TICK: u64 = 1 << 11;
     /// `android_vh_free_task` (exit cleanup).
     pub const TASK_EXIT: u64 = 1 << 12;
+    /// `android_vh_do_futex` and `android_vh_futex_wait_start` / `_end`: owner-hinted futexes.
+    pub const FUTEX_HINT: u64 = 1 << 13;
+    /// `android_vh_futex_wake_traverse_plist` and `android_vh_futex_wake_this`: a futex wake
+    /// that passes over a tracked waiter boosts the woken thread.
+    pub const FUTEX_WOKEN: u64 = 1 << 14;
+    /// `android_vh_rtmutex_wait_start` / `_finish`: PI futexes and rt_mutexes.
+    pub const PI_FUTEX: u64 = 1 << 15;
 }
 
 /// Names of the [`mech`] bits, by bit number.
-pub const MECH_NAMES: [&str; 13] = [
+pub const MECH_NAMES: [&str; 16] = [
     "mutex_wait",
     "rwsem_read_wait",
     "rwsem_write_wait",
@@ -159,6 +166,9 @@ pub const MECH_NAMES: [&str; 13] = [
     "select_cpu",
     "tick",
     "task_exit",
+    "futex_hint",
+    "futex_woken",
+    "pi_futex",
 ];
 
 /// Why a request was refused; each maps to one errno.

@@ -466,7 +466,7 @@ impl Detector {
             s.owner = o;
         }
         match w.kind {
-            LockKind::Mutex | LockKind::Futex => b.push(s.owner),
+            LockKind::Mutex | LockKind::Futex | LockKind::PiFutex => b.push(s.owner),
             // A reader with no writer owning the lock waits behind a queued writer, which in turn
             // waits for the current readers: they are the ones to speed up.
             LockKind::RwsemRead | LockKind::RwsemWrite => {

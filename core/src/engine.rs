@@ -12,7 +12,7 @@ use super::fasttrack::{Cx, FastTrack, GrantOutcome, Link};
 use super::filter::TidFilter;
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
 use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
-use super::{Cpu, LockId, LockKind, Nanos, Role, Tid};
+use super::{futex_wait_lock, Cpu, LockId, LockKind, Nanos, Role, Tid};
 
 /// Why a grant ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -347,11 +347,7 @@ impl<O: Observer> Engine<O> {
         {
             match owner {
                 // A mutex or futex whose one owner the platform named: the common case.
-                Some(o)
-                    if o > 0
-                        && o != waiter
-                        && matches!(kind, LockKind::Mutex | LockKind::Futex) =>
-                {
+                Some(o) if o > 0 && o != waiter && kind.exclusive() => {
                     self.wait_start_owner(now, waiter, lock, kind, o, &mut out);
                 }
                 _ => self.wait_start_any(now, waiter, lock, kind, owner, &mut out),
@@ -706,6 +702,30 @@ impl<O: Observer> Engine<O> {
             self.follow(now, lock, tid, Counter::HandoffGrants, |_| true, &mut out);
         }
         out
+    }
+
+    /// Whether `tid` might be critical or boosted, i.e. whether its waits could matter.
+    ///
+    /// A platform asks before doing costly work for a wait (such as checking a futex owner
+    /// hint); false positives are possible, false negatives are not.
+    #[inline]
+    pub fn may_track(&self, tid: Tid) -> bool {
+        self.enabled && self.interesting(tid)
+    }
+
+    /// `waiter` starts an owner-hinted futex wait naming `owner` (checked by the platform:
+    /// `valid`). Only a tracked thread's hint counts: a critical waiter's or a chain link's.
+    pub fn futex_wait(&mut self, now: Nanos, waiter: Tid, owner: Tid, valid: bool) -> Boosted {
+        if !self.may_track(waiter) {
+            return Boosted::default();
+        }
+        if !valid || owner <= 0 || owner == waiter {
+            self.stats.bump(Counter::FutexHintsRejected);
+            return Boosted::default();
+        }
+        self.stats.bump(Counter::FutexHints);
+        let lock = futex_wait_lock(waiter);
+        self.wait_start(now, waiter, lock, LockKind::Futex, Some(owner))
     }
 
     /// `tid` exited: forget it everywhere, so no table names a dead task.

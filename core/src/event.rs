@@ -7,7 +7,7 @@
 //! cannot drive the policy differently.
 
 use super::engine::{Boosted, Engine, Observer};
-use super::{Cpu, LockId, LockKind, Nanos, Tid};
+use super::{futex_wait_lock, Cpu, LockId, LockKind, Nanos, Tid};
 
 /// Something a platform observed, in the terms of the kernel hooks that report it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +64,17 @@ pub enum Event {
         lock: LockId,
         /// The woken waiter.
         tid: Tid,
+    },
+    /// `waiter` starts an owner-hinted futex wait: it named `owner` as the holder, and the
+    /// platform checked whether that names a live thread of the waiter's process other than
+    /// the waiter (`valid`). The wait's lock is [`futex_wait_lock`]`(waiter)`.
+    FutexWait {
+        /// The waiting task.
+        waiter: Tid,
+        /// The holder the waiter named.
+        owner: Tid,
+        /// Whether the platform accepted the name.
+        valid: bool,
     },
     /// `tid` exited.
     TaskExit {
@@ -130,6 +141,23 @@ impl Event {
             kind: LockKind::from_u32(kind)?,
             owner: (owner > 0).then_some(owner),
         })
+    }
+
+    /// The futex-wait-end hook's event: `waiter`'s owner-hinted futex wait, if any, ends.
+    pub fn from_hook_futex_wait_end(waiter: Tid) -> Self {
+        Self::WaitFinish {
+            waiter,
+            lock: futex_wait_lock(waiter),
+        }
+    }
+
+    /// The futex-wake hook's event: a wake of the futex that `queued` waits on woke `woken`
+    /// instead, so `woken` is `queued`'s next blocker.
+    pub fn from_hook_futex_woken(queued: Tid, woken: Tid) -> Self {
+        Self::WaiterWoken {
+            lock: futex_wait_lock(queued),
+            tid: woken,
+        }
     }
 
     /// The owner hooks' event (mutex start-time and unlock, rwsem writer owned and cleared).
@@ -221,6 +249,11 @@ impl<O: Observer> Engine<O> {
                 Answer::boosted(self.reader_released(now, lock, tid))
             }
             Event::WaiterWoken { lock, tid } => Answer::boosted(self.waiter_woken(now, lock, tid)),
+            Event::FutexWait {
+                waiter,
+                owner,
+                valid,
+            } => Answer::boosted(self.futex_wait(now, waiter, owner, valid)),
             Event::TaskExit { tid } => {
                 self.task_exit(now, tid);
                 Answer::None

@@ -59,13 +59,21 @@ pub enum LockKind {
     RwsemRead = 1,
     /// The write side of a `struct rw_semaphore`: blocked by the writer or by the readers.
     RwsemWrite = 2,
-    /// A user-space futex lock whose owner is known: one owner.
+    /// A user-space futex whose waiter named the owner (an owner-hinted `FUTEX_WAIT`): one owner.
     Futex = 3,
+    /// An `rt_mutex`: on Android a PI futex (`FUTEX_LOCK_PI`), whose owner the kernel records.
+    PiFutex = 4,
 }
 
 impl LockKind {
     /// Every kind, by encoding (`ALL[i] as u32 == i`), for generated tables.
-    pub const ALL: [Self; 4] = [Self::Mutex, Self::RwsemRead, Self::RwsemWrite, Self::Futex];
+    pub const ALL: [Self; 5] = [
+        Self::Mutex,
+        Self::RwsemRead,
+        Self::RwsemWrite,
+        Self::Futex,
+        Self::PiFutex,
+    ];
 
     /// Decodes the ABI/trace encoding of a lock kind.
     pub const fn from_u32(v: u32) -> Option<Self> {
@@ -74,6 +82,7 @@ impl LockKind {
             1 => Some(Self::RwsemRead),
             2 => Some(Self::RwsemWrite),
             3 => Some(Self::Futex),
+            4 => Some(Self::PiFutex),
             _ => None,
         }
     }
@@ -85,9 +94,28 @@ impl LockKind {
             Self::RwsemRead => "rwsem-read",
             Self::RwsemWrite => "rwsem-write",
             Self::Futex => "futex",
+            Self::PiFutex => "pi-futex",
         }
     }
+
+    /// Whether the lock has one owner and no readers.
+    pub const fn exclusive(self) -> bool {
+        matches!(self, Self::Mutex | Self::Futex | Self::PiFutex)
+    }
 }
+
+/// The lock identity of `waiter`'s owner-hinted futex wait.
+///
+/// Futex wait hooks name no futex, so each waiter's futex wait is its own lock: the wait
+/// hooks and the wake hook (which finds the queued waiter) all name it the same way. The tag
+/// in the top bits keeps these ids apart from kernel addresses (`0xffff...`) and from the
+/// simulator's small lock numbers.
+pub const fn futex_wait_lock(waiter: Tid) -> LockId {
+    FUTEX_WAIT_LOCK_TAG | waiter as u32 as u64
+}
+
+/// The tag of [`futex_wait_lock`] ids ("SPFX" in the top 32 bits).
+pub const FUTEX_WAIT_LOCK_TAG: LockId = 0x5350_4658 << 32;
 
 /// What a critical thread does for the user; the role is reported, not weighted, by the policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -5,7 +5,7 @@
 //! merges across CPUs by addition, and needs no floating point.
 
 /// The number of counter slots in the ABI (unused slots stay zero, for growth).
-pub const NUM_COUNTERS: usize = 32;
+pub const NUM_COUNTERS: usize = 40;
 
 /// A named event counter; the discriminant is its index in [`Stats::counters`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +76,10 @@ pub enum Counter {
     /// Wait finishes for another lock than the one the tracked wait was on (a finish the
     /// platform missed); the tracked wait ends anyway.
     StaleWaits,
+    /// Owner-hinted futex waits accepted from tracked threads.
+    FutexHints,
+    /// Owner hints refused: not a live thread of the waiter's process, or the waiter itself.
+    FutexHintsRejected,
 }
 
 /// The counters' names, by index; empty names are reserved slots.
@@ -111,6 +115,14 @@ pub const COUNTER_NAMES: [&str; NUM_COUNTERS] = [
     "follow_grants",
     "handoff_grants",
     "stale_waits",
+    "futex_hints",
+    "futex_hints_rejected",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "",
     "",
 ];
 
@@ -283,12 +295,18 @@ impl Histogram {
 }
 
 /// The engine's counters and blocking histogram.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stats {
     /// Counter values, indexed by [`Counter`].
     pub counters: [u64; NUM_COUNTERS],
     /// Critical-thread blocking durations.
     pub blocking: Histogram,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Stats {

@@ -21,6 +21,9 @@ pub const MAX_DEPTH: usize = 8;
 pub const MAX_GRANTS: usize = 64;
 /// Compile-time capacity of each CPU's fast-track queue.
 pub const MAX_QUEUE: usize = 16;
+/// How many entries of a futex hash-bucket chain a futex wake examines for tracked waiters of
+/// the woken futex (the chain is walked under the bucket's spinlock, so the walk is bounded).
+pub const MAX_FUTEX_SCAN: usize = 8;
 
 /// One tunable's metadata: the single source for validation, docs and the service's `set`.
 #[derive(Clone, Copy, Debug)]

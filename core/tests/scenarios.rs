@@ -642,3 +642,73 @@ fn handle_dispatches_every_lock_event_like_the_methods() {
     assert_eq!(b.pick(now(7), 1, 300), Some(150));
     assert_eq!(a.observer().grants, b.observer().grants);
 }
+
+#[test]
+fn an_owner_hinted_futex_wait_boosts_the_named_holder_until_the_wait_ends() {
+    use superpass_core::{futex_wait_lock, Answer, Event};
+    let mut e = engine();
+    let wait = Event::FutexWait {
+        waiter: 100,
+        owner: 200,
+        valid: true,
+    };
+    assert_eq!(e.handle(MS, wait).newly_boosted(), &[200]);
+    assert!(e.is_boosted(200));
+    assert_eq!(e.stats().get(Counter::FutexHints), 1);
+    // The release wakes a non-critical waiter queued ahead: it is the next holder.
+    let woken = Event::from_hook_futex_woken(100, 300);
+    assert_eq!(
+        woken,
+        Event::WaiterWoken {
+            lock: futex_wait_lock(100),
+            tid: 300
+        }
+    );
+    assert_eq!(e.handle(2 * MS, woken).newly_boosted(), &[300]);
+    ok(&e);
+    assert_eq!(
+        e.handle(3 * MS, Event::from_hook_futex_wait_end(100)),
+        Answer::None
+    );
+    assert!(!e.is_boosted(200) && !e.is_boosted(300));
+    assert_eq!(e.stats().blocking.count(), 1);
+    ok(&e);
+}
+
+#[test]
+fn futex_hints_count_only_from_tracked_threads_and_only_when_valid() {
+    use superpass_core::Event;
+    let mut e = engine();
+    let hint = |waiter, owner, valid| Event::FutexWait {
+        waiter,
+        owner,
+        valid,
+    };
+    // Not critical, not boosted: ignored, not even counted.
+    assert_eq!(e.handle(MS, hint(101, 200, true)).newly_boosted(), &[] as &[Tid]);
+    assert_eq!(e.stats().get(Counter::FutexHints), 0);
+    // The platform refused the name (not a live thread of the waiter's process).
+    assert!(e.handle(MS, hint(100, 200, false)).newly_boosted().is_empty());
+    // The waiter named itself.
+    assert!(e.handle(MS, hint(100, 100, true)).newly_boosted().is_empty());
+    assert_eq!(e.stats().get(Counter::FutexHintsRejected), 2);
+    assert!(!e.is_boosted(200));
+    // A woken waiter of a futex nobody tracked waits on gets nothing.
+    let woken = Event::from_hook_futex_woken(100, 300);
+    assert!(e.handle(MS, woken).newly_boosted().is_empty());
+    ok(&e);
+}
+
+#[test]
+fn a_pi_futex_owner_is_boosted_like_a_mutex_owner() {
+    let mut e = engine();
+    let b = e.wait_start(MS, 100, L2, LockKind::PiFutex, Some(200));
+    assert_eq!(b.as_slice(), &[200]);
+    // The owner waits on a kernel mutex: the chain goes through the PI futex.
+    let b = e.wait_start(2 * MS, 200, L1, LockKind::Mutex, Some(201));
+    assert_eq!(b.as_slice(), &[201]);
+    ok(&e);
+    e.wait_finish(3 * MS, 100, L2);
+    assert!(!e.is_boosted(200) && !e.is_boosted(201));
+    ok(&e);
+}

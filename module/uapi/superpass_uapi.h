@@ -23,7 +23,7 @@
 /* tunables::NUM_TUNABLES. */
 #define SP_NUM_TUNABLES 10
 /* stats::NUM_COUNTERS. */
-#define SP_NUM_COUNTERS 32
+#define SP_NUM_COUNTERS 40
 /* stats::HIST_BUCKETS. */
 #define SP_HIST_BUCKETS 1601
 
@@ -138,7 +138,7 @@ _Static_assert(__builtin_offsetof(struct sp_tunables, hdr) == 0, "abi::TunablesM
 _Static_assert(__builtin_offsetof(struct sp_tunables, count) == 8, "abi::TunablesMsg::count");
 _Static_assert(__builtin_offsetof(struct sp_tunables, reserved) == 12, "abi::TunablesMsg::reserved");
 _Static_assert(__builtin_offsetof(struct sp_tunables, values) == 16, "abi::TunablesMsg::values");
-_Static_assert(sizeof(struct sp_stats) == 13120, "abi::StatsMsg size");
+_Static_assert(sizeof(struct sp_stats) == 13184, "abi::StatsMsg size");
 _Static_assert(__builtin_offsetof(struct sp_stats, hdr) == 0, "abi::StatsMsg::hdr");
 _Static_assert(__builtin_offsetof(struct sp_stats, enabled) == 8, "abi::StatsMsg::enabled");
 _Static_assert(__builtin_offsetof(struct sp_stats, ncritical) == 12, "abi::StatsMsg::ncritical");
@@ -148,7 +148,7 @@ _Static_assert(__builtin_offsetof(struct sp_stats, boosted) == 32, "abi::StatsMs
 _Static_assert(__builtin_offsetof(struct sp_stats, hist_min) == 40, "abi::StatsMsg::hist_min");
 _Static_assert(__builtin_offsetof(struct sp_stats, hist_max) == 48, "abi::StatsMsg::hist_max");
 _Static_assert(__builtin_offsetof(struct sp_stats, counters) == 56, "abi::StatsMsg::counters");
-_Static_assert(__builtin_offsetof(struct sp_stats, hist) == 312, "abi::StatsMsg::hist");
+_Static_assert(__builtin_offsetof(struct sp_stats, hist) == 376, "abi::StatsMsg::hist");
 
 /* The header a message of type @type starts with. */
 #define SP_HDR(type) ((struct sp_hdr){ sizeof(type), SP_ABI_VERSION })
@@ -172,7 +172,7 @@ _Static_assert(SP_REMOVE_CRITICAL == 0x4010B504u, "abi::REMOVE_CRITICAL");
 _Static_assert(SP_SET_ENABLED == 0x4010B505u, "abi::SET_ENABLED");
 _Static_assert(SP_GET_TUNABLES == 0xC090B506u, "abi::GET_TUNABLES");
 _Static_assert(SP_SET_TUNABLES == 0x4090B507u, "abi::SET_TUNABLES");
-_Static_assert(SP_GET_STATS == 0xF340B508u, "abi::GET_STATS");
+_Static_assert(SP_GET_STATS == 0xF380B508u, "abi::GET_STATS");
 _Static_assert(SP_RESET_STATS == 0x4008B509u, "abi::RESET_STATS");
 _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 #endif
@@ -246,7 +246,9 @@ enum sp_tunable {
 	X(27, READERS_TRACKED, "readers_tracked") \
 	X(28, FOLLOW_GRANTS, "follow_grants") \
 	X(29, HANDOFF_GRANTS, "handoff_grants") \
-	X(30, STALE_WAITS, "stale_waits")
+	X(30, STALE_WAITS, "stale_waits") \
+	X(31, FUTEX_HINTS, "futex_hints") \
+	X(32, FUTEX_HINTS_REJECTED, "futex_hints_rejected")
 
 enum sp_counter {
 	SP_COUNTER_CRITICAL_WAITS = 0,
@@ -280,13 +282,15 @@ enum sp_counter {
 	SP_COUNTER_FOLLOW_GRANTS = 28,
 	SP_COUNTER_HANDOFF_GRANTS = 29,
 	SP_COUNTER_STALE_WAITS = 30,
+	SP_COUNTER_FUTEX_HINTS = 31,
+	SP_COUNTER_FUTEX_HINTS_REJECTED = 32,
 };
 
 /*
  * Mechanisms (abi::mech, abi::MECH_NAMES): bits of the active_mask fields:
  * X(bit, NAME, "name").
  */
-#define SP_NUM_MECHS 13
+#define SP_NUM_MECHS 16
 #define SP_MECH_MUTEX_WAIT (1ULL << 0)
 #define SP_MECH_RWSEM_READ_WAIT (1ULL << 1)
 #define SP_MECH_RWSEM_WRITE_WAIT (1ULL << 2)
@@ -300,6 +304,9 @@ enum sp_counter {
 #define SP_MECH_SELECT_CPU (1ULL << 10)
 #define SP_MECH_TICK (1ULL << 11)
 #define SP_MECH_TASK_EXIT (1ULL << 12)
+#define SP_MECH_FUTEX_HINT (1ULL << 13)
+#define SP_MECH_FUTEX_WOKEN (1ULL << 14)
+#define SP_MECH_PI_FUTEX (1ULL << 15)
 #define SP_MECHS(X) \
 	X(0, MUTEX_WAIT, "mutex_wait") \
 	X(1, RWSEM_READ_WAIT, "rwsem_read_wait") \
@@ -313,22 +320,27 @@ enum sp_counter {
 	X(9, PREEMPT, "preempt") \
 	X(10, SELECT_CPU, "select_cpu") \
 	X(11, TICK, "tick") \
-	X(12, TASK_EXIT, "task_exit")
+	X(12, TASK_EXIT, "task_exit") \
+	X(13, FUTEX_HINT, "futex_hint") \
+	X(14, FUTEX_WOKEN, "futex_woken") \
+	X(15, PI_FUTEX, "pi_futex")
 
 /*
  * Lock kinds (LockKind), as the wait hooks and the superpass_block
  * tracepoint encode them: X(value, NAME, "name").
  */
-#define SP_NUM_LOCK_KINDS 4
+#define SP_NUM_LOCK_KINDS 5
 #define SP_KIND_MUTEX 0
 #define SP_KIND_RWSEM_READ 1
 #define SP_KIND_RWSEM_WRITE 2
 #define SP_KIND_FUTEX 3
+#define SP_KIND_PI_FUTEX 4
 #define SP_LOCK_KINDS(X) \
 	X(0, MUTEX, "mutex") \
 	X(1, RWSEM_READ, "rwsem-read") \
 	X(2, RWSEM_WRITE, "rwsem-write") \
-	X(3, FUTEX, "futex")
+	X(3, FUTEX, "futex") \
+	X(4, PI_FUTEX, "pi-futex")
 
 #ifndef __KERNEL__
 /* Names by index, for user space; NULL marks a gap. */
@@ -376,6 +388,8 @@ static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_FOLLOW_GRANTS] = "follow_grants",
 	[SP_COUNTER_HANDOFF_GRANTS] = "handoff_grants",
 	[SP_COUNTER_STALE_WAITS] = "stale_waits",
+	[SP_COUNTER_FUTEX_HINTS] = "futex_hints",
+	[SP_COUNTER_FUTEX_HINTS_REJECTED] = "futex_hints_rejected",
 };
 static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"mutex_wait",
@@ -391,6 +405,9 @@ static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"select_cpu",
 	"tick",
 	"task_exit",
+	"futex_hint",
+	"futex_woken",
+	"pi_futex",
 };
 #endif /* !__KERNEL__ */
 

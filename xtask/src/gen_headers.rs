@@ -682,6 +682,11 @@ fn module_consts() -> String {
         .map(|&r| format!("{}, {}, {}", r as u32, ident(r.name()), c_str(r.name())))
         .collect();
     x_macro(&mut o, "SP_REVOKE_REASONS", &rows);
+    let _ = writeln!(
+        o,
+        "/* Futex-wake chain entries examined (tunables::MAX_FUTEX_SCAN). */\n#define SP_MAX_FUTEX_SCAN {}\n",
+        superpass_core::tunables::MAX_FUTEX_SCAN
+    );
     o.push_str("/* __print_symbolic() lists: { value, \"name\" }, ... */\n");
     let kinds: Vec<(String, &str)> = LockKind::ALL
         .iter()

@@ -1,7 +1,8 @@
-# Restricted-hook rules: one probe per hook (-EBUSY for a second, also from
+# Restricted-hook rules, as ACK has them: two probes per hook (-EBUSY for a
 #@boot hooktest  (sp_hooktest.ko pins the restricted hooks: keep these in their own VM)
-# another module and through the generic tracepoint API), no detach, owner
-# module pinned; normal hooks detach, re-attach and are shared.
+# third, also from another module, and for the generic tracepoint API), no
+# detach, no module pinned by the kernel (a module with restricted probes
+# pins itself); normal hooks detach, re-attach and are shared.
 [ -e /proc/sp_hooktest ] || insmod /lib/modules/sp/sp_hooktest.ko || exit 1
 fail=0
 val() { sed -n "s/^$1 //p" "$2"; }
@@ -11,7 +12,9 @@ expect() { # file key wanted description
 	if [ "$got" = "$3" ]; then echo "ok   $4 ($2=$got)"; else echo "FAIL $4 ($2=$got, want $3)"; fail=1; fi
 }
 S=/proc/sp_hooktest
-expect $S selftest.rvh_second_attach -16 "second register_trace on a restricted hook gets -EBUSY"
+expect $S selftest.rvh_second_attach 0 "a second probe on each restricted hook is accepted"
+expect $S selftest.rvh_third_attach -16 "a third probe on a restricted hook gets -EBUSY"
+expect $S selftest.kernel_pins 0 "the kernel pins no module for its restricted probes"
 expect $S selftest.rvh_generic_attach -16 "tracepoint_probe_register on a restricted hook gets -EBUSY"
 expect $S selftest.rvh_detach -1 "tracepoint_probe_unregister on a restricted hook is refused (-EPERM)"
 expect $S selftest.rvh_is_restricted 1 "restricted hook is tagged"
@@ -24,7 +27,7 @@ P=/proc/sp_hookpeer
 for h in android_rvh_enqueue_task android_rvh_dequeue_task android_rvh_replace_next_task_fair \
 	android_rvh_check_preempt_wakeup_fair android_rvh_select_task_rq_fair \
 	android_rvh_tick_entry android_rvh_flush_task; do
-	expect $P second_attach.$h -16 "another module attaching $h gets -EBUSY"
+	expect $P third_attach.$h -16 "another module attaching a third probe to $h gets -EBUSY"
 done
 expect $P shared_attach.android_vh_record_mutex_lock_starttime 0 "another module shares a normal hook"
 sp-contend -t 2 -n 10 -s 0 /proc/sp_hooktest_lock mutex:100 > /dev/null
@@ -35,7 +38,7 @@ if rmmod sp_hookpeer; then echo "ok   module without restricted probes unloads";
 if rmmod sp_hooktest 2>/dev/null; then
 	echo "FAIL module owning restricted probes was unloaded"; fail=1
 else
-	echo "ok   module owning restricted probes cannot be unloaded"
+	echo "ok   module owning restricted probes (pinned by itself) cannot be unloaded"
 fi
 [ -e /proc/sp_hooktest ] || { echo "FAIL sp_hooktest gone"; fail=1; }
 exit $fail

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sp_hookpeer: loaded after sp_hooktest, tries to attach to the restricted
- * hooks sp_hooktest already owns (each must fail with -EBUSY) and shares a
- * normal hook with it (must succeed). Results in /proc/sp_hookpeer. It owns
+ * sp_hookpeer: loaded after sp_hooktest, tries to attach a third probe to
+ * the restricted hooks on which sp_hooktest already has two (each must fail
+ * with -EBUSY) and shares a normal hook with it (must succeed). Results in /proc/sp_hookpeer. It owns
  * no restricted hook, so it can be unloaded.
  */
 #include <linux/module.h>
@@ -43,7 +43,7 @@ static int peer_show(struct seq_file *m, void *v)
 	int i;
 
 	for (i = 0; i < 7; i++)
-		seq_printf(m, "second_attach.%s %d\n", names[i], rc[i]);
+		seq_printf(m, "third_attach.%s %d\n", names[i], rc[i]);
 	seq_printf(m, "shared_attach.android_vh_record_mutex_lock_starttime %d\n", rc_shared);
 	seq_printf(m, "shared_hits %ld\n", atomic_long_read(&shared_hits));
 	return 0;

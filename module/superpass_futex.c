@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * superpass_futex.c: the futex and rt_mutex probes of superpass.ko.
+ *
+ * PI futexes (FUTEX_LOCK_PI) sleep in an rt_mutex, which records its owner:
+ * the rtmutex wait probes report them like kernel mutexes (kind pi-futex).
+ *
+ * A plain futex names no owner, so SuperPass sees it only when userspace says
+ * who holds it: a thread about to sleep in FUTEX_WAIT(_BITSET) passes the
+ * holder's TID in the otherwise unused uaddr2 (docs/abi.md, "Owner-hinted
+ * futexes"). do_futex stashes the hint per CPU, futex_wait_start (same
+ * syscall, same CPU unless the task was switched out in between) reports the
+ * wait with it, futex_wait_end ends it. The engine decides whether the waiter
+ * matters; only then is the hint checked against the task list.
+ *
+ * A futex wake that wakes one thread while a tracked thread stays queued on
+ * the same futex reports the woken thread: it is the next holder. The wake
+ * probes walk at most SP_MAX_FUTEX_SCAN entries of the hash-bucket chain,
+ * under the bucket lock the caller holds, and only while a tracked thread is
+ * in a hinted futex wait.
+ */
+#include <linux/futex.h>
+#include <linux/percpu.h>
+#include <linux/pid.h>
+#include <linux/plist.h>
+#include <linux/rcupdate.h>
+#include <linux/rtmutex.h>
+#include <linux/sched/signal.h>
+#include <trace/hooks/dtask.h>
+#include <trace/hooks/futex.h>
+/* struct futex_q and futex_match(): the chain entries the wake probes read. */
+#include <kernel/futex/futex.h>
+
+#include "superpass.h"
+#include "superpass_internal.h"
+
+/* Mirror of kernel/locking/rtmutex_common.h: the low bit of rt_mutex_base::owner. */
+#define SP_RT_MUTEX_HAS_WAITERS	1UL
+
+/* ---- PI futexes and rt_mutexes ---- */
+
+void sp_probe_rtmutex_wait_start(void *d, struct rt_mutex_base *lock)
+{
+	if (!sp_waits_matter())
+		return;
+	/* wait_lock is held: the owner cannot change under us. */
+	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)lock,
+			   SP_KIND_PI_FUTEX,
+			   sp_owner_tid((unsigned long)READ_ONCE(lock->owner),
+					SP_RT_MUTEX_HAS_WAITERS));
+}
+
+void sp_probe_rtmutex_wait_finish(void *d, struct rt_mutex_base *lock)
+{
+	if (!sp_waits_matter())
+		return;
+	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)lock);
+}
+
+/* ---- owner-hinted futex waits ---- */
+
+/*
+ * The hint do_futex saw, for the futex_wait_start of the same syscall. The
+ * task's context-switch count tells a stash from this syscall apart from one
+ * left behind when the task migrated between the two hooks.
+ */
+struct sp_futex_hint {
+	struct task_struct *task;
+	unsigned long switches;
+	s32 owner;
+};
+
+static DEFINE_PER_CPU(struct sp_futex_hint, sp_futex_hint);
+
+static unsigned long sp_switches(struct task_struct *t)
+{
+	return READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
+}
+
+static void sp_stash_hint(int cmd, u32 __user *uaddr2)
+{
+	struct sp_futex_hint *h;
+	/* The TID travels as a pointer value: uaddr2 = (void *)(uintptr_t)tid. */
+	unsigned long tid = (unsigned long)uaddr2;
+
+	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET)
+		return;
+	if (!tid || tid > PID_MAX_LIMIT || !sp_waits_matter())
+		return;
+	/* Probes run with preemption disabled. */
+	h = this_cpu_ptr(&sp_futex_hint);
+	h->task = current;
+	h->switches = sp_switches(current);
+	h->owner = (s32)tid;
+}
+
+#ifdef SP_DO_FUTEX_UADDR
+void sp_probe_do_futex(void *d, u32 __user *uaddr, int cmd,
+		       unsigned int *flags, u32 __user *uaddr2)
+{
+	sp_stash_hint(cmd, uaddr2);
+}
+#else
+void sp_probe_do_futex(void *d, int cmd, unsigned int *flags,
+		       u32 __user *uaddr2)
+{
+	sp_stash_hint(cmd, uaddr2);
+}
+#endif
+
+void sp_probe_futex_wait_start(void *d, unsigned int flags, u32 bitset)
+{
+	struct sp_futex_hint *h = this_cpu_ptr(&sp_futex_hint);
+	s32 owner;
+
+	if (h->task != current)
+		return;
+	h->task = NULL;
+	owner = h->owner;
+	if (h->switches != sp_switches(current) || !sp_waits_matter())
+		return;
+	sp_hook_futex_wait(sp_now(), current->pid, owner);
+}
+
+void sp_probe_futex_wait_end(void *d, unsigned int flags, u32 bitset)
+{
+	if (!sp_futex_waits_matter())
+		return;
+	sp_hook_futex_wait_end(sp_now(), current->pid);
+}
+
+/* Whether @tid names a live thread of current's process other than current. */
+bool sp_futex_hint_valid(s32 tid)
+{
+	struct task_struct *t;
+	bool ok;
+
+	if (tid <= 0 || tid == current->pid)
+		return false;
+	rcu_read_lock();
+	t = find_task_by_vpid(tid);
+	ok = t && same_thread_group(t, current) && !(t->flags & PF_EXITING);
+	rcu_read_unlock();
+	return ok;
+}
+
+/* ---- futex wakes ---- */
+
+/*
+ * The waiters of the futex being woken, found by the traverse probe for the
+ * wake_this probes of the same futex_wake() call: both run under hb->lock, so
+ * on one CPU with nothing in between.
+ */
+struct sp_futex_wake {
+	struct task_struct *waker;
+	int n;
+	s32 queued[SP_MAX_FUTEX_SCAN];
+};
+
+static DEFINE_PER_CPU(struct sp_futex_wake, sp_futex_wake);
+
+void sp_probe_futex_wake_traverse(void *d, struct plist_head *chain,
+				  int *target_nr, union futex_key key,
+				  u32 bitset)
+{
+	struct sp_futex_wake *w = this_cpu_ptr(&sp_futex_wake);
+	struct futex_q *q;
+	int seen = 0;
+
+	w->waker = NULL;
+	w->n = 0;
+	if (!sp_futex_waits_matter())
+		return;
+	plist_for_each_entry(q, chain, list) {
+		struct task_struct *t;
+
+		if (++seen > SP_MAX_FUTEX_SCAN || w->n == SP_MAX_FUTEX_SCAN)
+			break;
+		t = READ_ONCE(q->task);
+		if (t && futex_match(&q->key, &key) && (q->bitset & bitset))
+			w->queued[w->n++] = t->pid;
+	}
+	/* One waiter of this futex cannot be passed over. */
+	if (w->n > 1)
+		w->waker = current;
+}
+
+void sp_probe_futex_wake_this(void *d, int ret, int nr_wake, int target_nr,
+			      struct task_struct *p)
+{
+	struct sp_futex_wake *w = this_cpu_ptr(&sp_futex_wake);
+
+	if (w->waker != current || !p)
+		return;
+	sp_hook_futex_woken(sp_now(), p->pid, w->queued, w->n);
+}
+
+void sp_probe_futex_wake_up_q_finish(void *d, int nr_wake, int target_nr)
+{
+	struct sp_futex_wake *w = this_cpu_ptr(&sp_futex_wake);
+
+	if (w->waker == current)
+		w->waker = NULL;
+}

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sp-futex: the priority-inversion scenario on userspace locks, and the cost
+ * of the futex hooks.
+ *
+ * usage: sp-futex -l hint|pi|plain [-m off,on] [-d SECS] [-H HOGS]
+ *                 [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US]
+ *                 [-R MIN_REDUCTION_PCT] [-G MAX_GROWTH_PCT] [-N MIN_WAITS]
+ *        sp-futex -b ITERS
+ *        sp-futex -x ITERS
+ *
+ * The lock is one of:
+ *   hint   the owner-word lock of superpass_futex.h: its waiters name the
+ *          holder's TID with FUTEX_WAIT (an owner-hinted futex);
+ *   pi     a pthread mutex with PTHREAD_PRIO_INHERIT (a PI futex: the kernel
+ *          records its owner in an rt_mutex);
+ *   plain  a default pthread mutex: nothing tells the kernel who holds it.
+ *
+ * HOGS CPU-bound threads run at nice 0. A holder at nice 19 keeps taking the
+ * lock and computes WORK_US of CPU work inside it, then OUTSIDE_US outside it.
+ * A critical thread takes the same lock every PERIOD_US, holds it 10 us, and
+ * records how long each acquisition waited (clock_gettime around the lock
+ * call). Each mode runs SECS: off (SuperPass disabled) and on (enabled, the
+ * critical thread registered as UI). Per mode it prints waits and p50/p99/
+ * p99.9/max wait, as a table and as "M key value" metric lines. -R X fails
+ * unless on cuts the p99.9 wait by at least X% against off; -G X fails if on's
+ * p99.9 is more than X% above off's; a mode with fewer than MIN_WAITS waits
+ * (default 1000: a p99.9 needs them) fails either check.
+ *
+ * -b ITERS measures the futex hooks' cost, with SuperPass off and then on (a
+ * sleeping thread registered as critical, so the hooks' gates are open), in
+ * one boot: an uncontended FUTEX_WAKE (a syscall that finds no waiter) and a
+ * ping-pong of two threads that wake each other through FUTEX_WAIT/WAKE, once
+ * plain and once with owner hints. It prints ns per operation per mode and
+ * the on/off ratios.
+ *
+ * -x ITERS only exercises the futex paths, without /dev/superpass (for the
+ * hook test): 4 threads each take a PI mutex and the owner-word lock ITERS
+ * times, sleeping 50 us inside, so that waiters queue, sleep and are woken.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "superpass_uapi.h"
+#include "superpass_testdev.h"
+#include "superpass_futex.h"
+#include "sp_harness.h"
+
+#define MAX_SAMPLES (1 << 20)
+
+enum kind { HINT, PI, PLAIN };
+
+static enum kind kind;
+static const char *kind_name;
+static int duration = 20, nhogs = 4, work_us = 500, outside_us = -1, period_us = 1000;
+static double min_reduction = -1, max_growth = -1;
+static long min_waits = 1000;
+static atomic_int stop_mode;
+static uint64_t *samples;
+static atomic_long nsamples;
+static uint64_t burn_loops_per_us = 100;
+
+static struct superpass_lock owner_lock;
+static pthread_mutex_t pmutex;
+
+static void calibrate(void)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 5; i++) {
+		uint64_t t = now_ns();
+
+		burn(200000);
+		t = now_ns() - t;
+		if (t < best)
+			best = t;
+	}
+	burn_loops_per_us = 200000 * 1000 / (best ? best : 1);
+	if (!burn_loops_per_us)
+		burn_loops_per_us = 1;
+}
+
+static void take(pid_t self)
+{
+	if (kind == HINT)
+		superpass_lock(&owner_lock, self);
+	else if (pthread_mutex_lock(&pmutex))
+		abort();
+}
+
+static void drop(void)
+{
+	if (kind == HINT)
+		superpass_unlock(&owner_lock);
+	else
+		pthread_mutex_unlock(&pmutex);
+}
+
+/* Burns @us of this thread's own CPU time: starved work takes longer, not less. */
+static void work(int us)
+{
+	uint64_t end = thread_cpu_ns() + us * 1000ULL;
+
+	while (thread_cpu_ns() < end)
+		burn(burn_loops_per_us * 10);
+}
+
+static void *holder(void *arg)
+{
+	pid_t self = superpass_gettid();
+	int outside = outside_us < 0 ? work_us : outside_us;
+
+	set_nice(19);
+	while (!atomic_load(&stop_all)) {
+		take(self);
+		work(work_us);
+		drop();
+		work(outside);
+	}
+	return NULL;
+}
+
+static const char *mode_name;
+
+static void *critical(void *arg)
+{
+	pid_t self = superpass_gettid();
+
+	if (!strcmp(mode_name, "on")) {
+		struct sp_critical_one c = { SP_HDR(struct sp_critical_one), { self, SP_ROLE_UI } };
+
+		if (sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL"))
+			exit(2);
+	}
+	while (!atomic_load(&stop_mode)) {
+		uint64_t next = now_ns() + period_us * 1000ULL;
+		uint64_t t0 = now_ns(), w;
+		struct timespec ts;
+
+		take(self);
+		w = now_ns() - t0;
+		work(10);
+		drop();
+		long i = atomic_fetch_add(&nsamples, 1);
+
+		if (i < MAX_SAMPLES)
+			samples[i] = w;
+		ts.tv_sec = next / 1000000000ULL;
+		ts.tv_nsec = next % 1000000000ULL;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+	if (!strcmp(mode_name, "on")) {
+		struct sp_tid t = { SP_HDR(struct sp_tid), self, 0 };
+
+		sp_ioctl(SP_REMOVE_CRITICAL, &t, "REMOVE_CRITICAL");
+	}
+	return NULL;
+}
+
+struct mode_result {
+	const char *mode;
+	long waits, over_1ms;
+	uint64_t p50, p99, p999, max;
+	struct sp_stats st;
+};
+
+static void reset_stats(void)
+{
+	struct sp_hdr h = SP_HDR(struct sp_hdr);
+
+	sp_ioctl(SP_RESET_STATS, &h, "RESET_STATS");
+}
+
+static int run_mode(const char *mode, struct mode_result *r)
+{
+	pthread_t th;
+
+	mode_name = mode;
+	memset(r, 0, sizeof(*r));
+	r->mode = mode;
+	if (sp_enable(!strcmp(mode, "on")))
+		return -1;
+	reset_stats();
+	atomic_store(&nsamples, 0);
+	atomic_store(&stop_mode, 0);
+	pthread_create(&th, NULL, critical, NULL);
+	sleep(duration);
+	atomic_store(&stop_mode, 1);
+	pthread_join(th, NULL);
+	sp_get_stats(&r->st);
+	sp_enable(0);
+
+	long n = atomic_load(&nsamples);
+
+	if (n > MAX_SAMPLES)
+		n = MAX_SAMPLES;
+	qsort(samples, n, sizeof(uint64_t), cmp_u64);
+	r->waits = n;
+	for (long i = 0; i < n; i++)
+		if (samples[i] > 1000000)
+			r->over_1ms++;
+	r->p50 = pct(samples, n, 0.5);
+	r->p99 = pct(samples, n, 0.99);
+	r->p999 = pct(samples, n, 0.999);
+	r->max = n ? samples[n - 1] : 0;
+	return 0;
+}
+
+/* ---- -b: the hooks' cost ---- */
+
+static long bench_iters;
+static uint32_t pp_word[2];
+static atomic_int pp_tid[2];
+static int pp_hinted;
+
+static long futex(uint32_t *w, int op, uint32_t val, void *uaddr2)
+{
+	return syscall(SYS_futex, w, op, val, NULL, uaddr2, 0);
+}
+
+/*
+ * Player @me waits while its word is 0, then clears it, sets the other's and
+ * wakes it: one round trip is two waits and two wakes.
+ */
+static void *pp_player(void *arg)
+{
+	int me = (int)(long)arg, other = !me;
+
+	atomic_store(&pp_tid[me], superpass_gettid());
+	while (!atomic_load(&pp_tid[other]))
+		;
+	for (long i = 0; i < bench_iters; i++) {
+		if (me == 1 || i > 0) {
+			while (!__atomic_load_n(&pp_word[me], __ATOMIC_ACQUIRE))
+				futex(&pp_word[me], FUTEX_WAIT_PRIVATE, 0,
+				      pp_hinted ? (void *)(uintptr_t)atomic_load(&pp_tid[other]) : NULL);
+			__atomic_store_n(&pp_word[me], 0, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&pp_word[other], 1, __ATOMIC_RELEASE);
+		futex(&pp_word[other], FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+	return NULL;
+}
+
+static double pingpong_ns(int hinted)
+{
+	pthread_t a, b;
+	uint64_t t0;
+
+	pp_hinted = hinted;
+	pp_word[0] = pp_word[1] = 0;
+	atomic_store(&pp_tid[0], 0);
+	atomic_store(&pp_tid[1], 0);
+	t0 = now_ns();
+	pthread_create(&a, NULL, pp_player, (void *)0L);
+	pthread_create(&b, NULL, pp_player, (void *)1L);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	return (double)(now_ns() - t0) / bench_iters;
+}
+
+static double wake_ns(void)
+{
+	uint32_t w = 0;
+	uint64_t t0 = now_ns();
+
+	for (long i = 0; i < bench_iters; i++)
+		futex(&w, FUTEX_WAKE_PRIVATE, 1, NULL);
+	return (double)(now_ns() - t0) / bench_iters;
+}
+
+static void *sleeper(void *arg)
+{
+	atomic_store((atomic_int *)arg, superpass_gettid());
+	while (!atomic_load(&stop_all))
+		usleep(100000);
+	return NULL;
+}
+
+static int bench(void)
+{
+	static const char *const what[3] = { "wake_uncontended", "pingpong", "pingpong_hinted" };
+	double ns[2][3];
+	atomic_int stid = 0;
+	pthread_t st;
+
+	/* A registered critical thread that never waits: the gates open, no wait matters. */
+	pthread_create(&st, NULL, sleeper, &stid);
+	while (!atomic_load(&stid))
+		usleep(1000);
+	for (int on = 0; on < 2; on++) {
+		struct sp_critical_one c = { SP_HDR(struct sp_critical_one), { atomic_load(&stid), SP_ROLE_UI } };
+
+		if (sp_enable(on) || (on && sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL")))
+			return 1;
+		/* Warm up, then measure each case. */
+		wake_ns();
+		ns[on][0] = wake_ns();
+		ns[on][1] = pingpong_ns(0);
+		ns[on][2] = pingpong_ns(1);
+	}
+	sp_enable(0);
+	atomic_store(&stop_all, 1);
+	pthread_join(st, NULL);
+	printf("futex hook cost, %ld iterations per case (ns per op; ping-pong: per round trip)\n",
+	       bench_iters);
+	printf("%-18s %10s %10s %7s\n", "case", "off", "on", "on/off");
+	for (int i = 0; i < 3; i++) {
+		printf("%-18s %10.0f %10.0f %7.3f\n", what[i], ns[0][i], ns[1][i], ns[1][i] / ns[0][i]);
+		printf("M %s_off_ns %.0f\nM %s_on_ns %.0f\nM %s_ratio %.3f\n", what[i], ns[0][i],
+		       what[i], ns[1][i], what[i], ns[1][i] / ns[0][i]);
+	}
+	return 0;
+}
+
+static long exercise_iters;
+
+static void *exerciser(void *arg)
+{
+	pid_t self = superpass_gettid();
+
+	for (long i = 0; i < exercise_iters; i++) {
+		pthread_mutex_lock(&pmutex);
+		usleep(50);
+		pthread_mutex_unlock(&pmutex);
+		superpass_lock(&owner_lock, self);
+		usleep(50);
+		superpass_unlock(&owner_lock);
+	}
+	return NULL;
+}
+
+static int exercise(void)
+{
+	pthread_mutexattr_t ma;
+	pthread_t t[4];
+
+	pthread_mutexattr_init(&ma);
+	if (pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT))
+		return 2;
+	pthread_mutex_init(&pmutex, &ma);
+	for (long i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, exerciser, NULL);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	printf("exercised: 4 threads x %ld PI-mutex and owner-word lock rounds\n", exercise_iters);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char modes_arg[128] = "off,on";
+	struct mode_result res[8];
+	int nres = 0, opt, fail = 0;
+	pthread_t hogs[MAX_THREADS], hold;
+	pthread_mutexattr_t ma;
+
+	while ((opt = getopt(argc, argv, "l:m:d:H:w:o:p:R:G:N:b:x:")) != -1) {
+		switch (opt) {
+		case 'l': kind_name = optarg; break;
+		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
+		case 'd': duration = atoi(optarg); break;
+		case 'H': nhogs = atoi(optarg); break;
+		case 'w': work_us = atoi(optarg); break;
+		case 'o': outside_us = atoi(optarg); break;
+		case 'p': period_us = atoi(optarg); break;
+		case 'R': min_reduction = atof(optarg); break;
+		case 'G': max_growth = atof(optarg); break;
+		case 'N': min_waits = atol(optarg); break;
+		case 'b': bench_iters = atol(optarg); break;
+		case 'x': exercise_iters = atol(optarg); break;
+		default:
+			fprintf(stderr, "usage: see the comment at the top of sp-futex.c\n");
+			return 2;
+		}
+	}
+	if (exercise_iters > 0)
+		return exercise();
+	spfd = open("/dev/superpass", O_RDWR);
+	if (spfd < 0) {
+		perror("open /dev/superpass (load superpass.ko)");
+		return 2;
+	}
+	if (bench_iters > 0)
+		return bench();
+	if (!kind_name || (strcmp(kind_name, "hint") && strcmp(kind_name, "pi") && strcmp(kind_name, "plain"))) {
+		fprintf(stderr, "-l: hint, pi or plain\n");
+		return 2;
+	}
+	kind = !strcmp(kind_name, "hint") ? HINT : !strcmp(kind_name, "pi") ? PI : PLAIN;
+	if (nhogs > MAX_THREADS)
+		return 2;
+	pthread_mutexattr_init(&ma);
+	if (kind == PI && pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT)) {
+		fprintf(stderr, "PTHREAD_PRIO_INHERIT unsupported\n");
+		return 2;
+	}
+	pthread_mutex_init(&pmutex, &ma);
+	samples = calloc(MAX_SAMPLES, sizeof(uint64_t));
+	calibrate();
+	for (long i = 0; i < nhogs; i++)
+		pthread_create(&hogs[i], NULL, hog, (void *)i);
+	pthread_create(&hold, NULL, holder, NULL);
+	sleep(1);
+	for (char *save, *m = strtok_r(modes_arg, ",", &save); m && nres < 8; m = strtok_r(NULL, ",", &save)) {
+		if (run_mode(m, &res[nres]))
+			return 1;
+		nres++;
+	}
+	atomic_store(&stop_all, 1);
+	for (int i = 0; i < nhogs; i++)
+		pthread_join(hogs[i], NULL);
+	pthread_join(hold, NULL);
+
+	printf("\nUserspace lock: %s, %d hogs (nice 0), holder: %d us of work inside (nice 19), "
+	       "critical thread every %d us, %d s per mode\n", kind_name, nhogs, work_us, period_us, duration);
+	printf("%-6s %8s %10s %10s %10s %10s %9s %8s %8s %8s\n", "mode", "waits", "p50(us)", "p99(us)",
+	       "p99.9(us)", "max(us)", ">1ms", "hints", "grants", "picks");
+	for (int i = 0; i < nres; i++) {
+		struct mode_result *r = &res[i];
+		const __u64 *c = r->st.counters;
+
+		printf("%-6s %8ld %10.1f %10.1f %10.1f %10.1f %9ld %8llu %8llu %8llu\n", r->mode, r->waits,
+		       r->p50 / 1e3, r->p99 / 1e3, r->p999 / 1e3, r->max / 1e3, r->over_1ms,
+		       (unsigned long long)c[SP_COUNTER_FUTEX_HINTS], (unsigned long long)c[SP_COUNTER_GRANTS],
+		       (unsigned long long)c[SP_COUNTER_PICKS]);
+	}
+	for (int i = 0; i < nres; i++) {
+		struct mode_result *r = &res[i];
+		const char *m = r->mode;
+		const __u64 *c = r->st.counters;
+
+		printf("M %s_waits %ld\n", m, r->waits);
+		printf("M %s_p50_us %.1f\n", m, r->p50 / 1e3);
+		printf("M %s_p99_us %.1f\n", m, r->p99 / 1e3);
+		printf("M %s_p999_us %.1f\n", m, r->p999 / 1e3);
+		printf("M %s_max_us %.1f\n", m, r->max / 1e3);
+		printf("M %s_over_1ms %ld\n", m, r->over_1ms);
+		if (!strcmp(m, "on")) {
+			printf("M %s_critical_waits %llu\n", m, (unsigned long long)c[SP_COUNTER_CRITICAL_WAITS]);
+			printf("M %s_futex_hints %llu\n", m, (unsigned long long)c[SP_COUNTER_FUTEX_HINTS]);
+			printf("M %s_futex_hints_rejected %llu\n", m,
+			       (unsigned long long)c[SP_COUNTER_FUTEX_HINTS_REJECTED]);
+			printf("M %s_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_GRANTS]);
+			printf("M %s_handoff_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_HANDOFF_GRANTS]);
+			printf("M %s_picks %llu\n", m, (unsigned long long)c[SP_COUNTER_PICKS]);
+			printf("M %s_fast_track_ms %.1f\n", m, c[SP_COUNTER_FAST_TRACK_NS] / 1e6);
+		}
+	}
+	if (min_reduction >= 0 || max_growth >= 0) {
+		struct mode_result *off = NULL, *on = NULL;
+
+		for (int i = 0; i < nres; i++) {
+			if (!strcmp(res[i].mode, "off"))
+				off = &res[i];
+			if (!strcmp(res[i].mode, "on"))
+				on = &res[i];
+		}
+		if (!off || !on || !off->p999) {
+			printf("cannot compare: need off and on runs with waits\n");
+			return 1;
+		}
+		double red = 100.0 * (1.0 - (double)on->p999 / (double)off->p999);
+
+		printf("M off_p999_us %.1f\nM on_p999_us %.1f\n", off->p999 / 1e3, on->p999 / 1e3);
+		printf("M p999_reduction_pct %.1f\n", red);
+		printf("p99.9 wait: off %.1f us -> on %.1f us: %.1f%% reduction\n", off->p999 / 1e3,
+		       on->p999 / 1e3, red);
+		if (min_reduction >= 0 && red < min_reduction) {
+			printf("FAIL: required a reduction of >= %.0f%%\n", min_reduction);
+			fail = 1;
+		}
+		if (max_growth >= 0 && -red > max_growth) {
+			printf("FAIL: on may be at most %.0f%% above off\n", max_growth);
+			fail = 1;
+		}
+		if (off->waits < min_waits || on->waits < min_waits) {
+			printf("FAIL: too few waits for a p99.9 (off %ld, on %ld; need >= %ld)\n", off->waits,
+			       on->waits, min_waits);
+			fail = 1;
+		}
+	}
+	return fail;
+}
