@@ -57,6 +57,7 @@ void sp_trace_grant(s32 blocker, s32 waiter, s32 root, u64 lock, u32 depth);
 void sp_trace_revoke(s32 blocker, u32 reason);
 void sp_trace_pick(u32 cpu, s32 tid);
 int sp_c_init(u64 *active_mask, u64 *busy_mask);
+u64 sp_fast_cpu_mask(void);
 void sp_c_exit(void);
 
 /* ---- test device (superpass_testdev.c) ---- */

@@ -68,6 +68,7 @@ mod ffi {
         pub(crate) fn sp_trace_revoke(blocker: i32, reason: u32);
         pub(crate) fn sp_trace_pick(cpu: u32, tid: i32);
         pub(crate) fn sp_c_init(active_mask: *mut u64, busy_mask: *mut u64) -> c_int;
+        pub(crate) fn sp_fast_cpu_mask() -> u64;
         pub(crate) fn sp_c_exit();
     }
 }
@@ -163,8 +164,11 @@ impl kernel::Module for SuperPassModule {
             state::uninstall();
             return Err(Error::from_errno(r));
         }
+        // SAFETY: plain call; it reads each possible CPU's capacity.
+        let fast = unsafe { ffi::sp_fast_cpu_mask() };
         if let Some(mut g) = state::lock() {
             g.engine.set_active(active);
+            g.engine.set_fast_cpus(fast);
         }
         log_mechanisms(active, busy);
         Ok(SuperPassModule)

@@ -122,6 +122,32 @@ static void sp_resched_rq(struct rq *rq)
 	}
 }
 
+/*
+ * The CPUs of the highest capacity (the big cores of a big.LITTLE phone, every
+ * CPU of a symmetric machine): the engine places waking blockers on an idle
+ * one first.
+ */
+u64 sp_fast_cpu_mask(void)
+{
+	unsigned long best = 0;
+	u64 mask = 0;
+	int c;
+
+	for_each_possible_cpu(c) {
+		unsigned long cap = arch_scale_cpu_capacity(c);
+
+		if (c >= 64)
+			break;
+		if (cap > best) {
+			best = cap;
+			mask = 0;
+		}
+		if (cap == best)
+			mask |= 1ULL << c;
+	}
+	return mask;
+}
+
 void sp_sched_init(void)
 {
 	int i;

@@ -837,6 +837,12 @@ impl<O: Observer> Engine<O> {
         self.ft.tick_busy(now, cpu as usize, curr, cx!(self))
     }
 
+    /// Names the platform's fast CPUs (its biggest cores): waking blockers go to an idle one
+    /// first. An empty mask, the default, treats every CPU as fast.
+    pub fn set_fast_cpus(&mut self, mask: u64) {
+        self.ft.set_fast_cpus(mask);
+    }
+
     /// True if `tid` holds the fast track.
     #[inline]
     pub fn is_boosted(&self, tid: Tid) -> bool {

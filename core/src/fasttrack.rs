@@ -173,6 +173,9 @@ pub struct FastTrack {
     chain_grants: u64,
     cpus: [PerCpu; MAX_CPUS],
     nr_cpus: usize,
+    /// The CPUs a blocker should run on when it can: the biggest cores (all CPUs on a
+    /// symmetric machine).
+    fast_mask: u64,
     /// `throttle_window_ns`, and its `throttle_max_pct` share, derived once per tunables change.
     window_ns: Nanos,
     cap_ns: Nanos,
@@ -191,6 +194,7 @@ impl FastTrack {
             chain_grants: 0,
             cpus: [IDLE_CPU; MAX_CPUS],
             nr_cpus: if n > MAX_CPUS { MAX_CPUS } else { n },
+            fast_mask: u64::MAX,
             window_ns: Tunables::DEFAULT.throttle_window_ns,
             cap_ns: Tunables::DEFAULT.throttle_window_ns / 100
                 * Tunables::DEFAULT.throttle_max_pct as u64,
@@ -202,6 +206,17 @@ impl FastTrack {
     pub fn configure(&mut self, t: &Tunables) {
         self.window_ns = t.throttle_window_ns;
         self.cap_ns = t.throttle_window_ns / 100 * t.throttle_max_pct as u64;
+    }
+
+    /// Names the fast CPUs (the platform's biggest cores), where waking blockers are placed
+    /// when one is idle; an empty mask means every CPU.
+    pub fn set_fast_cpus(&mut self, mask: u64) {
+        self.fast_mask = if mask == 0 { u64::MAX } else { mask };
+    }
+
+    /// The fast CPUs.
+    pub const fn fast_cpus(&self) -> u64 {
+        self.fast_mask
     }
 
     /// The number of CPUs covered.

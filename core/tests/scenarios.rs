@@ -712,3 +712,24 @@ fn a_pi_futex_owner_is_boosted_like_a_mutex_owner() {
     assert!(!e.is_boosted(200) && !e.is_boosted(201));
     ok(&e);
 }
+
+#[test]
+fn a_waking_blocker_goes_to_an_idle_fast_cpu_first() {
+    let mut e = Engine::new(8, Log::default());
+    e.set_enabled(0, true);
+    e.add_critical(0, 100, Role::Ui).unwrap();
+    // CPUs 4-7 are the big cores.
+    e.set_fast_cpus(0xf0);
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    // Idle: little CPU 1 (where it ran) and big CPU 6: the big one wins.
+    assert_eq!(e.select_cpu(MS, 200, 1, 0b0100_0010, 0xff), Some(6));
+    // Its previous CPU is an idle big one: it stays.
+    assert_eq!(e.select_cpu(MS, 200, 5, 0b0110_0010, 0xff), Some(5));
+    // No idle big CPU it may use: the idle little one, preferring where it ran.
+    assert_eq!(e.select_cpu(MS, 200, 1, 0b0100_0011, 0x0f), Some(1));
+    // Nothing idle: the stock choice stands.
+    assert_eq!(e.select_cpu(MS, 200, 1, 0, 0xff), None);
+    // Not boosted: no opinion.
+    assert_eq!(e.select_cpu(MS, 300, 1, 0xff, 0xff), None);
+    ok(&e);
+}

@@ -244,7 +244,11 @@ impl FastTrack {
         } else {
             (1u64 << self.nr_cpus) - 1
         };
-        let cand = idle_mask & allowed_mask & valid;
+        let idle = idle_mask & allowed_mask & valid;
+        // An idle fast CPU first: a blocker runs its critical section there soonest, and a
+        // migration costs less than running it on a small core.
+        let fast = idle & self.fast_mask;
+        let cand = if fast != 0 { fast } else { idle };
         if cand == 0 {
             return None;
         }
