@@ -19,13 +19,15 @@
  * under the bucket lock the caller holds, and only while a tracked thread is
  * in a hinted futex wait.
  */
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/futex.h>
 #include <linux/percpu.h>
 #include <linux/pid.h>
 #include <linux/plist.h>
 #include <linux/rcupdate.h>
 #include <linux/rtmutex.h>
-#include <linux/sched/signal.h>
 #include <trace/hooks/dtask.h>
 #include <trace/hooks/futex.h>
 /* struct futex_q and futex_match(): the chain entries the wake probes read. */
@@ -138,7 +140,7 @@ bool sp_futex_hint_valid(s32 tid)
 	if (tid <= 0 || tid == current->pid)
 		return false;
 	rcu_read_lock();
-	t = find_task_by_vpid(tid);
+	t = pid_task(find_vpid(tid), PIDTYPE_PID);
 	ok = t && same_thread_group(t, current) && !(t->flags & PF_EXITING);
 	rcu_read_unlock();
 	return ok;

@@ -117,7 +117,8 @@ static void p_alter_futex_plist_add(void *d, struct plist_node *n, struct plist_
 static void p_do_futex_cmd(int cmd, unsigned int *flags)
 {
 	HIT(H_DO_FUTEX);
-	if (!flags || cmd < 0 || cmd > FUTEX_CMD_MASK)
+	/* cmd is op & FUTEX_CMD_MASK: an operation number (FUTEX_WAIT ... FUTEX_LOCK_PI2). */
+	if (!flags || cmd < 0 || cmd > 15)
 		atomic_long_inc(&bad_args);
 }
 #ifdef CONFIG_ANDROID_VH_DO_FUTEX_UADDR
@@ -224,6 +225,8 @@ static int st_vh_reattach;		/* register it again: 0 */
 
 static void register_all(void)
 {
+	int refs;
+
 	/* Normal hooks first: they can be undone. */
 	reg_rc[H_MUTEX_WAIT_START] = register_trace_android_vh_mutex_wait_start(p_mutex_wait_start, NULL);
 	reg_rc[H_MUTEX_WAIT_FINISH] = register_trace_android_vh_mutex_wait_finish(p_mutex_wait_finish, NULL);
@@ -257,6 +260,7 @@ static void register_all(void)
 	st_vh_restricted_flag = android_rvh_is_restricted(&__tracepoint_android_vh_mutex_wait_start);
 
 	/* Restricted hooks last: from here on the module is pinned. */
+	refs = module_refcount(THIS_MODULE);
 	reg_rc[H_ENQUEUE] = register_trace_android_rvh_enqueue_task(p_enqueue, NULL);
 	reg_rc[H_DEQUEUE] = register_trace_android_rvh_dequeue_task(p_dequeue, NULL);
 	reg_rc[H_REPLACE_NEXT] = register_trace_android_rvh_replace_next_task_fair(p_replace_next, NULL);
@@ -277,7 +281,7 @@ static void register_all(void)
 		register_trace_android_rvh_flush_task(s_flush_task, NULL);
 	st_rvh_third_attach = register_trace_android_rvh_enqueue_task(p_other_enqueue, NULL);
 	/* ACK pins nothing; our probes cannot be detached, so we pin ourselves. */
-	st_kernel_pins = module_refcount(THIS_MODULE);
+	st_kernel_pins = module_refcount(THIS_MODULE) - refs;
 	__module_get(THIS_MODULE);
 	st_rvh_generic_attach = tracepoint_probe_register(&__tracepoint_android_rvh_tick_entry,
 							  (void *)p_other_tick, NULL);
