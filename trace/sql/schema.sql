@@ -52,7 +52,9 @@ CREATE TABLE counter_track (
   id INTEGER PRIMARY KEY,
   name TEXT,
   type TEXT NOT NULL DEFAULT 'counter',
-  upid INTEGER REFERENCES process(upid)
+  upid INTEGER REFERENCES process(upid),
+  -- The CPU of a per-CPU counter (cpufreq, cpuidle), as trace_processor's cpu_counter_track.
+  cpu INTEGER
 );
 
 CREATE TABLE slice (
@@ -75,7 +77,8 @@ CREATE TABLE counter (
   id INTEGER PRIMARY KEY,
   ts INTEGER NOT NULL,
   track_id INTEGER NOT NULL REFERENCES counter_track(id),
-  value REAL NOT NULL
+  -- NULL where the trace recorded NaN (counted in stats as counter_nan).
+  value REAL
 );
 
 -- One row per thread per CPU occupancy (trace_processor's sched_slice).
@@ -161,6 +164,15 @@ CREATE TABLE superpass_pick (
 
 -- Trace-wide facts: trace_bounds like trace_processor's, and the importer's diagnostics.
 CREATE TABLE trace_bounds (start_ts INTEGER NOT NULL, end_ts INTEGER NOT NULL);
+
+-- What the import skipped or repaired, one row per kind (as trace_processor's stats):
+-- severity 'data_loss' (trace data not imported), 'error' (input damaged) or 'info'.
+CREATE TABLE stats (
+  name TEXT PRIMARY KEY,
+  severity TEXT NOT NULL,
+  value INTEGER NOT NULL,
+  description TEXT
+);
 
 CREATE TABLE metadata (
   name TEXT PRIMARY KEY,

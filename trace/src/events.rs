@@ -3,7 +3,7 @@
 //! Parsers only append here, in file order; each event gets a sequence number so that the
 //! model can sort by `(ts, seq)` and keep the file order of equal timestamps.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A small, fast hasher for integer and short-string keys (FNV-1a); trace data is not
@@ -137,6 +137,11 @@ pub enum TrackKey {
     Uuid(u64),
     /// An atrace counter `C|pid|name|value`, keyed by pid and interned name.
     ProcessCounter(i32, u32),
+    /// A per-CPU counter (`cpufreq`, `cpuidle`), keyed by interned name and CPU.
+    CpuCounter(u32, u32),
+    /// An async atrace slice `S|pid|name|cookie` / `F|pid|name|cookie`: one track per
+    /// pid, interned name and cookie, so that overlapping operations do not nest.
+    Async(i32, u32, i64),
 }
 
 /// What a slice event says.
@@ -263,8 +268,14 @@ pub struct Diagnostics {
     pub corrupt: u64,
     /// Whether the input ended in the middle of a packet.
     pub truncated: bool,
-    /// Packet or event types this importer does not read (skipped by design).
+    /// Packet or event types this importer does not read (skipped by design): the sum of
+    /// [`Diagnostics::skipped`].
     pub unknown: u64,
+    /// What was skipped, by kind (`ftrace:cpu_idle`, `packet:perf_sample`, ...): the
+    /// `stats` table.
+    pub skipped: BTreeMap<String, u64>,
+    /// Counter samples whose value was NaN (stored as NULL).
+    pub nan_counters: u64,
     /// Events whose timestamp went backwards within their source (re-sorted).
     pub out_of_order: u64,
     /// Slice ends with no open slice on their track (dropped).
@@ -278,6 +289,22 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
+    /// Counts one skipped item of `kind`.
+    pub fn skip(&mut self, kind: &str) {
+        self.skip_n(kind, 1);
+    }
+
+    /// Counts `n` skipped items of `kind`.
+    pub fn skip_n(&mut self, kind: &str, n: u64) {
+        self.unknown += n;
+        match self.skipped.get_mut(kind) {
+            Some(v) => *v += n,
+            None => {
+                self.skipped.insert(kind.to_owned(), n);
+            }
+        }
+    }
+
     /// Records a note, keeping only the first few so a bad file cannot flood memory.
     pub fn note(&mut self, msg: impl Into<String>) {
         if self.notes.len() < 20 {
@@ -355,6 +382,24 @@ impl Events {
         self.superpass.push(SpEvent { ts, seq, cpu, kind });
     }
 
+    /// Appends a `cpu_frequency` (kHz) or `cpu_idle` (state; `u32::MAX` = left idle, kept
+    /// as -1 like trace_processor) sample to the CPU's counter track.
+    pub fn cpu_counter(&mut self, ts: i64, freq: bool, cpu: u32, state: u64) {
+        let name = self
+            .strings
+            .intern(if freq { "cpufreq" } else { "cpuidle" });
+        let value = if !freq && state == u64::from(u32::MAX) {
+            -1.0
+        } else {
+            state as f64
+        };
+        self.push_slice(
+            ts,
+            TrackKey::CpuCounter(name, cpu),
+            SliceKind::Counter { value },
+        );
+    }
+
     /// Notes `comm` as `tid`'s name from a sched event, allocating only when it changes.
     #[inline]
     pub fn note_comm(&mut self, tid: i32, comm: &str) {
@@ -428,6 +473,34 @@ impl Events {
             "I" => {
                 let name = self.strings.intern(parts.next().unwrap_or(""));
                 self.push_slice(ts, TrackKey::Thread(tid), SliceKind::Instant { name });
+                true
+            }
+            "S" | "F" => {
+                // Async: `S|pid|name|cookie`; a name may hold '|', the cookie is last.
+                let (Some(pid), Some(rest)) = (
+                    pid,
+                    parts.next().map(|n| match parts.next() {
+                        Some(r) => format!("{n}|{r}"),
+                        None => n.to_owned(),
+                    }),
+                ) else {
+                    return false;
+                };
+                let (name, cookie) = match rest.rsplit_once('|') {
+                    Some((n, c)) => match c.trim().parse::<i64>() {
+                        Ok(c) => (n, c),
+                        Err(_) => (rest.as_str(), 0),
+                    },
+                    None => (rest.as_str(), 0),
+                };
+                self.note_thread_pid(tid, pid);
+                let name = self.strings.intern(name);
+                let kind = if kind == "S" {
+                    SliceKind::Begin { name, cat: None }
+                } else {
+                    SliceKind::End
+                };
+                self.push_slice(ts, TrackKey::Async(pid, name, cookie), kind);
                 true
             }
             "C" => {

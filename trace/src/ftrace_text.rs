@@ -3,23 +3,30 @@
 //! A line looks like
 //! `  <comm>-<tid> [(<tgid>)] [<cpu>] <flags> <sec>.<usec>: <event>: <fields>`; the flags
 //! column is optional (`irq-info` off) and so is the tgid (`record-tgid` on adds it).
-//! Comments (`#`), blank lines and `CPU:N [LOST M EVENTS]` markers are handled; a line that
-//! does not parse is counted corrupt and skipped. Read events: `sched_switch`,
-//! `sched_waking`, `sched_wakeup`, `sched_blocked_reason`, `tracing_mark_write`/`print`
-//! (atrace markers), and `superpass_*`.
+//! Comments (`#`), blank lines, `CPU:N [LOST M EVENTS]` markers, `trace-cmd report`'s header
+//! and systrace's process dump are handled; a line that does not parse is counted corrupt
+//! and skipped. Read events: `sched_switch` (also raw, as `trace-cmd report -R` prints it),
+//! `sched_waking`, `sched_wakeup`, `sched_wakeup_new`, `sched_blocked_reason`,
+//! `cpu_frequency`, `cpu_idle`, `tracing_mark_write`/`print`/`0` (atrace markers), and
+//! `superpass_*`; the others are counted by name. Each line's `comm-tid` names its thread.
 
 use crate::events::{Events, PrevState, SchedKind};
+use crate::process_dump;
 use crate::superpass;
 
-/// Whether `buf` looks like text ftrace rather than binary.
+/// Whether `buf` looks like text rather than binary: no NUL and almost only printable
+/// bytes in the first 4 KiB. Bytes from 0x80 up count as text, valid UTF-8 or not: a
+/// thread name cut in the middle of a character must not make a text trace binary.
 pub fn looks_like_text(buf: &[u8]) -> bool {
     let head = &buf[..buf.len().min(4096)];
-    // A cut in the middle of a character at the end of the sample is still text.
-    let utf8 = match std::str::from_utf8(head) {
-        Ok(_) => true,
-        Err(e) => e.error_len().is_none(),
-    };
-    !head.is_empty() && utf8 && !head.contains(&0)
+    if head.is_empty() || head.contains(&0) {
+        return false;
+    }
+    let control = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t'))
+        .count();
+    control * 100 <= head.len()
 }
 
 /// One parsed line's header.
@@ -142,9 +149,28 @@ fn field_until<'a>(s: &'a str, key: &str, next_key: &str) -> Option<&'a str> {
 /// Reads all of `text` into `ev`.
 pub fn parse(text: &str, ev: &mut Events) {
     let mut last_ts: Vec<i64> = Vec::new();
+    // Inside systrace's process dump: `Some(None)` before its header, then its columns.
+    let mut dump: Option<Option<process_dump::Columns>> = None;
     for line in text.lines() {
         let t = line.trim_start();
         if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if process_dump::is_start(t) {
+            dump = Some(None);
+            continue;
+        }
+        if let Some(cols) = dump {
+            if let Some(h) = process_dump::header(t) {
+                dump = Some(Some(h));
+                continue;
+            }
+            if cols.is_some_and(|c| process_dump::row(c, t, ev)) {
+                continue;
+            }
+        }
+        // `trace-cmd report` opens with `version = N`, `cpus=N` and `CPU N is empty`.
+        if t.starts_with("version = ") || t.starts_with("cpus=") || is_empty_cpu_line(t) {
             continue;
         }
         if t.starts_with("CPU:") && t.contains("LOST") {
@@ -174,10 +200,22 @@ pub fn parse(text: &str, ev: &mut Events) {
         if let Some(tgid) = l.tgid {
             ev.note_thread_pid(l.tid, tgid);
         }
+        // The line's own `comm-tid` names the thread that wrote it; `<...>` means the
+        // kernel's comm cache had no entry, and tid 0 is the idle task.
+        if l.tid != 0 && l.comm != "<...>" && !l.comm.is_empty() {
+            ev.note_comm(l.tid, l.comm);
+        }
         if !event(&l, ev) {
-            ev.diag.unknown += 1;
+            ev.diag.skip(&format!("ftrace:{}", l.event));
         }
     }
+}
+
+/// `CPU 3 is empty`, from `trace-cmd report`.
+fn is_empty_cpu_line(t: &str) -> bool {
+    t.strip_prefix("CPU ")
+        .and_then(|r| r.strip_suffix(" is empty"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn truncate(s: &str, n: usize) -> &str {
@@ -192,10 +230,8 @@ fn event(l: &Line<'_>, ev: &mut Events) -> bool {
     let a = l.args;
     match l.event {
         "sched_switch" => {
-            let (left, right) = match a.split_once(" ==> ") {
-                Some(p) => p,
-                None => return false,
-            };
+            // `trace-cmd report -R` prints the raw fields: no ` ==> `, numeric prev_state.
+            let (left, right) = a.split_once(" ==> ").unwrap_or((a, a));
             let (Some(prev_comm), Some(prev_tid), Some(state)) = (
                 field_until(left, "prev_comm", "prev_pid"),
                 field(left, "prev_pid").and_then(|v| v.parse::<i32>().ok()),
@@ -214,7 +250,10 @@ fn event(l: &Line<'_>, ev: &mut Events) -> bool {
                 .unwrap_or(0);
             ev.note_comm(prev_tid, prev_comm);
             ev.note_comm(next_tid, next_comm);
-            let prev_state = PrevState::Text(ev.strings.intern(state));
+            let prev_state = match state.parse::<i64>() {
+                Ok(bits) => PrevState::Bits(bits),
+                Err(_) => PrevState::Text(ev.strings.intern(state)),
+            };
             ev.push_sched(
                 l.ts,
                 l.cpu,
@@ -227,7 +266,17 @@ fn event(l: &Line<'_>, ev: &mut Events) -> bool {
             );
             true
         }
-        "sched_waking" | "sched_wakeup" => {
+        "cpu_frequency" | "cpu_idle" => {
+            let (Some(state), Some(cpu)) = (
+                field(a, "state").and_then(|v| v.parse::<u64>().ok()),
+                field(a, "cpu_id").and_then(|v| v.parse::<u32>().ok()),
+            ) else {
+                return false;
+            };
+            ev.cpu_counter(l.ts, l.event == "cpu_frequency", cpu, state);
+            true
+        }
+        "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => {
             let (Some(comm), Some(tid)) = (
                 field_until(a, "comm", "pid"),
                 field(a, "pid").and_then(|v| v.parse::<i32>().ok()),
@@ -264,7 +313,8 @@ fn event(l: &Line<'_>, ev: &mut Events) -> bool {
             );
             true
         }
-        "tracing_mark_write" | "print" => {
+        // Old kernels print a trace_marker write as event `0`.
+        "tracing_mark_write" | "print" | "0" => {
             // Some kernels prefix the marker with the writer's address: `0x...: B|..`.
             let text = match a.split_once(": ") {
                 Some((ip, rest)) if ip.starts_with("0x") => rest,

@@ -1,26 +1,15 @@
 //! Detects a trace's format, decodes it and writes the SQLite database.
 
 use std::fmt;
-use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OpenFlags, MAIN_DB};
+use rusqlite::{Connection, OpenFlags};
 
-use crate::btree::Sink;
 use crate::events::{Diagnostics, Events};
 use crate::model::{self, Model};
-use crate::{ftrace_text, perfetto, schema};
+use crate::{db_writer, ftrace_text, perfetto, schema};
 
-/// What a trace file is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Perfetto protobuf (`.pftrace`, `.perfetto-trace`).
-    Perfetto,
-    /// Kernel text ftrace (tracefs `trace`).
-    FtraceText,
-    /// A database this tool already wrote.
-    Sqlite,
-}
+pub use crate::format::Format;
 
 /// Why a trace could not be imported.
 #[derive(Debug)]
@@ -31,6 +20,31 @@ pub enum ImportError {
     Format(String),
     /// SQLite failed.
     Db(rusqlite::Error),
+    /// Refused: writing the output would destroy data.
+    Refused(String),
+    /// Any of the above, for a named file of a detected format.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Its format (outside in: `gzip, Perfetto protobuf`), when detected.
+        formats: Vec<Format>,
+        /// What went wrong.
+        err: Box<ImportError>,
+    },
+}
+
+impl ImportError {
+    /// This error, said of the file at `path` whose content is `formats`.
+    pub fn in_file(self, path: &Path, formats: &[Format]) -> ImportError {
+        match self {
+            e @ ImportError::File { .. } => e,
+            e => ImportError::File {
+                path: path.to_owned(),
+                formats: formats.to_vec(),
+                err: Box::new(e),
+            },
+        }
+    }
 }
 
 impl fmt::Display for ImportError {
@@ -39,6 +53,15 @@ impl fmt::Display for ImportError {
             ImportError::Io(e) => write!(f, "{e}"),
             ImportError::Format(e) => write!(f, "{e}"),
             ImportError::Db(e) => write!(f, "database: {e}"),
+            ImportError::Refused(e) => write!(f, "{e}"),
+            ImportError::File { path, formats, err } => {
+                write!(f, "{}", path.display())?;
+                if !formats.is_empty() {
+                    let names: Vec<String> = formats.iter().map(|f| f.to_string()).collect();
+                    write!(f, " ({})", names.join(" > "))?;
+                }
+                write!(f, ": {err}")
+            }
         }
     }
 }
@@ -60,8 +83,10 @@ impl From<rusqlite::Error> for ImportError {
 /// What an import did.
 #[derive(Debug, Clone)]
 pub struct Summary {
-    /// Input format.
+    /// Input format: the trace's own (inside any container).
     pub format: Format,
+    /// Containers opened to reach it, outside in (empty for a bare trace).
+    pub containers: Vec<Format>,
     /// Events decoded.
     pub events: u64,
     /// Rows written per main table.
@@ -76,15 +101,16 @@ pub struct Summary {
     pub superpass: usize,
     /// Skipped and repaired input.
     pub diag: Diagnostics,
-    /// How the tables were written.
-    pub writer: Writer,
 }
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in &self.containers {
+            write!(f, "{c} > ")?;
+        }
         write!(
             f,
-            "{:?}: {} events -> {} slices, {} sched, {} thread_state, {} threads, {} superpass",
+            "{}: {} events -> {} slices, {} sched, {} thread_state, {} threads, {} superpass",
             self.format,
             self.events,
             self.slices,
@@ -96,7 +122,7 @@ impl fmt::Display for Summary {
         let d = &self.diag;
         let issues = [
             ("corrupt", d.corrupt),
-            ("unknown (skipped)", d.unknown),
+            ("NaN counter values (stored as NULL)", d.nan_counters),
             ("out of order (re-sorted)", d.out_of_order),
             ("unmatched slice ends (dropped)", d.unmatched_ends),
             ("unended slices (dur = -1)", d.unended_slices),
@@ -107,92 +133,90 @@ impl fmt::Display for Summary {
                 write!(f, "\n  {n} {what}")?;
             }
         }
+        if self.events == 0 {
+            write!(
+                f,
+                "\n  warning: no events imported; what the trace holds is listed below"
+            )?;
+        }
         if d.truncated {
             write!(
                 f,
                 "\n  input truncated: the partial last packet was dropped"
             )?;
         }
+        if !d.skipped.is_empty() {
+            let items = if d.unknown == 1 { "item" } else { "items" };
+            write!(
+                f,
+                "\n  {} {items} not imported (table `stats`), by kind:",
+                d.unknown
+            )?;
+            let mut kinds: Vec<(&String, &u64)> = d.skipped.iter().collect();
+            kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            for (kind, n) in kinds {
+                write!(f, "\n    {n:>9}  {kind}")?;
+            }
+        }
         for n in &d.notes {
             write!(f, "\n  note: {n}")?;
-        }
-        if let Writer::Sql(why) = &self.writer {
-            write!(f, "\n  written with SQL inserts: {why}")?;
         }
         Ok(())
     }
 }
 
-const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
-
-/// Guesses the format from the first bytes.
+/// Guesses the format from the first bytes (see [`crate::format::detect`]).
 pub fn detect(buf: &[u8]) -> Format {
-    if buf.starts_with(SQLITE_MAGIC) {
-        Format::Sqlite
-    } else if buf.first() == Some(&0x0a) && !starts_like_text(buf) {
-        Format::Perfetto
-    } else if ftrace_text::looks_like_text(buf) {
-        Format::FtraceText
-    } else {
-        Format::Perfetto
-    }
+    crate::format::detect(buf)
 }
 
-/// A text trace may begin with a blank line (0x0a, also Perfetto's first tag byte); a real
-/// Perfetto packet is followed by a length and binary data.
-fn starts_like_text(buf: &[u8]) -> bool {
-    let rest = &buf[1..buf.len().min(256)];
-    ftrace_text::looks_like_text(rest)
-        && rest
-            .iter()
-            .all(|&b| b == b'\n' || b == b'\t' || (0x20..0x7f).contains(&b))
-}
-
-/// Decodes a trace (Perfetto or text) into events.
-pub fn decode(buf: &[u8]) -> Result<(Format, Events), ImportError> {
+/// Decodes a trace (Perfetto or text, possibly in a container) into events; returns the
+/// containers opened (outside in) and the trace's own format.
+pub fn decode(buf: &[u8]) -> Result<(Vec<Format>, Events), ImportError> {
     let mut ev = Events::default();
-    let format = detect(buf);
+    let (mut formats, data) =
+        crate::format::unpack(buf).map_err(|(formats, e)| ImportError::File {
+            path: PathBuf::new(),
+            formats,
+            err: Box::new(ImportError::Format(e)),
+        })?;
+    let format = formats.pop().unwrap_or(Format::Perfetto);
+    let wrap = |e: String| {
+        let mut all = formats.clone();
+        all.push(format);
+        ImportError::File {
+            path: PathBuf::new(),
+            formats: all,
+            err: Box::new(ImportError::Format(e)),
+        }
+    };
     match format {
         Format::Sqlite => {
-            return Err(ImportError::Format(
-                "this is already a superpass-trace database".into(),
-            ))
-        }
-        Format::Perfetto => {
-            perfetto::decode(buf, &mut ev).map_err(|e| ImportError::Format(e.to_string()))?
+            return Err(wrap("this is already a superpass-trace database".into()));
         }
         Format::FtraceText => {
-            // Invalid UTF-8 bytes become U+FFFD; the lines that hold them then fail to parse
-            // and are counted corrupt.
-            let text = String::from_utf8_lossy(buf);
+            // Invalid UTF-8 bytes become U+FFFD; a line holding them still parses.
+            let text = String::from_utf8_lossy(&data);
             ftrace_text::parse(&text, &mut ev);
             if ev.sched.is_empty() && ev.slices.is_empty() && ev.superpass.is_empty() {
-                return Err(ImportError::Format(format!(
+                return Err(wrap(format!(
                     "no ftrace events found in text input ({} unparsed lines)",
                     ev.diag.corrupt
                 )));
             }
         }
+        _ => perfetto::decode(&data, &mut ev).map_err(|e| wrap(e.to_string()))?,
     }
-    Ok((format, ev))
-}
-
-/// How an import wrote the tables.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Writer {
-    /// The big tables laid out as b-tree pages directly (`btree.rs`): the normal path.
-    Pages,
-    /// SQL INSERTs through SQLite, for the reason given (requested, or the page writer
-    /// declined this trace or schema).
-    Sql(String),
+    formats.push(format);
+    Ok((formats, ev))
 }
 
 fn timing() -> bool {
     std::env::var_os("SUPERPASS_TRACE_TIMING").is_some()
 }
 
-/// Decodes `buf` and builds the rows.
-fn decode_model(buf: &[u8]) -> Result<(Format, Model), ImportError> {
+/// Decodes `buf` and builds the rows; the formats are outside in, the trace's own last.
+fn decode_model(buf: &[u8]) -> Result<(Vec<Format>, Model), ImportError> {
     let t = std::time::Instant::now();
     let (format, ev) = decode(buf)?;
     let t_decode = t.elapsed();
@@ -207,9 +231,11 @@ fn decode_model(buf: &[u8]) -> Result<(Format, Model), ImportError> {
     Ok((format, m))
 }
 
-fn summary(format: Format, m: &Model, writer: Writer) -> Summary {
+fn summary(mut formats: Vec<Format>, m: &Model) -> Summary {
+    let format = formats.pop().unwrap_or(Format::Perfetto);
     Summary {
         format,
+        containers: formats,
         events: m.event_count,
         slices: m.slices.len(),
         sched: m.sched.len(),
@@ -217,7 +243,6 @@ fn summary(format: Format, m: &Model, writer: Writer) -> Summary {
         threads: m.threads.len(),
         superpass: m.superpass.len(),
         diag: m.diag.clone(),
-        writer,
     }
 }
 
@@ -225,29 +250,18 @@ fn summary(format: Format, m: &Model, writer: Writer) -> Summary {
 fn write_sql(conn: &mut Connection, m: &Model) -> Result<(), ImportError> {
     let t = std::time::Instant::now();
     schema::create(conn)?;
-    schema::write(conn, m)?;
+    db_writer::write(conn, m)?;
     if timing() {
         eprintln!("timing: sqlite inserts {:?}", t.elapsed());
     }
     Ok(())
 }
 
-/// Builds the database image with the page writer, or says why it declined.
-fn build_image(m: &Model, sink: Option<Sink>) -> Result<Result<Vec<u8>, String>, ImportError> {
-    let t = std::time::Instant::now();
-    let img = schema::image(m, sink)?.map_err(|why| why.0);
-    if timing() {
-        eprintln!("timing: database image {:?}", t.elapsed());
-    }
-    Ok(img)
-}
-
-/// Decodes `buf` and writes every table into `conn`, which must be empty, with SQL INSERTs
-/// (the reference writer; [`import_in_memory`] and [`import_file`] lay out pages directly).
+/// Decodes `buf` and writes every table into `conn`, which must be empty.
 pub fn import_into(buf: &[u8], conn: &mut Connection) -> Result<Summary, ImportError> {
-    let (format, m) = decode_model(buf)?;
+    let (formats, m) = decode_model(buf)?;
     write_sql(conn, &m)?;
-    Ok(summary(format, &m, Writer::Sql("requested".into())))
+    Ok(summary(formats, &m))
 }
 
 /// Sets pragmas for a one-shot bulk load (no journal: a failed import leaves a file to delete).
@@ -266,63 +280,21 @@ fn partial_path(output: &Path) -> PathBuf {
 }
 
 /// Writes the database for `m` to the new file `path` and flushes it to disk.
-///
-/// The page writer's pages go to a writer thread over a bounded channel as they are built;
-/// it writes them and flushes every few MiB, so most of the disk writing overlaps the page
-/// building and the final `fsync` has little left to do.
-fn write_file(m: &Model, path: &Path) -> Result<Writer, ImportError> {
-    let file = std::fs::File::create(path)?;
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>)>(8);
-    let writer = std::thread::spawn(move || -> std::io::Result<std::fs::File> {
-        let mut f = file;
-        let mut unsynced = 0;
-        for (offset, chunk) in rx {
-            f.seek(SeekFrom::Start(offset))?;
-            f.write_all(&chunk)?;
-            unsynced += chunk.len();
-            if unsynced >= 4 << 20 {
-                f.sync_data()?;
-                unsynced = 0;
-            }
-        }
-        Ok(f)
-    });
-    let sink: Sink = Box::new(move |offset, chunk| {
-        // A failed writer has hung up; its error is reported when it is joined.
-        let _ = tx.send((offset, chunk));
-    });
-    let built = build_image(m, Some(sink));
-    // The sink (and so the channel) is gone once the image is: the writer has finished.
-    let written = writer
-        .join()
-        .unwrap_or_else(|_| Err(std::io::Error::other("writer thread panicked")));
-    match built? {
-        Ok(prefix) => {
-            let t = std::time::Instant::now();
-            let mut f = written?;
-            f.seek(SeekFrom::Start(0))?;
-            f.write_all(&prefix)?;
-            f.sync_all()?;
-            if timing() {
-                eprintln!("timing: final write and fsync {:?}", t.elapsed());
-            }
-            Ok(Writer::Pages)
-        }
-        Err(why) => {
-            drop(written);
-            std::fs::remove_file(path)?;
-            let mut conn = Connection::open(path)?;
-            bulk_pragmas(&conn)?;
-            write_sql(&mut conn, m)?;
-            conn.close().map_err(|(_, e)| e)?;
-            // synchronous = OFF: SQLite did not flush the file.
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)?
-                .sync_all()?;
-            Ok(Writer::Sql(why))
-        }
+fn write_file(m: &Model, path: &Path) -> Result<(), ImportError> {
+    let mut conn = Connection::open(path)?;
+    bulk_pragmas(&conn)?;
+    write_sql(&mut conn, m)?;
+    conn.close().map_err(|(_, e)| e)?;
+    // synchronous = OFF: SQLite did not flush the file.
+    let t = std::time::Instant::now();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .sync_all()?;
+    if timing() {
+        eprintln!("timing: fsync {:?}", t.elapsed());
     }
+    Ok(())
 }
 
 /// Flushes the directory entry of `path` (a rename) to disk, where the platform allows it.
@@ -336,52 +308,103 @@ fn sync_parent(path: &Path) {
     }
 }
 
-/// Imports the trace at `input` into a new database file at `output` (replacing it).
+/// Refuses an output that would destroy data: the input itself (under any name), or an
+/// existing file that is not a SQLite database.
+fn check_output(input: &Path, output: &Path) -> Result<(), ImportError> {
+    let out_meta = match std::fs::metadata(output) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    if out_meta.is_dir() {
+        return Err(ImportError::Refused(format!(
+            "output {} is a directory",
+            output.display()
+        )));
+    }
+    if let Ok(in_meta) = std::fs::metadata(input) {
+        if same_file(&in_meta, &out_meta) {
+            return Err(ImportError::Refused(format!(
+                "output {} is the input trace; refusing to overwrite it (choose another -o)",
+                output.display()
+            )));
+        }
+    }
+    let mut head = [0u8; 16];
+    let n = std::io::Read::read(&mut std::fs::File::open(output)?, &mut head)?;
+    if n > 0 && detect(&head[..n]) != Format::Sqlite {
+        return Err(ImportError::Refused(format!(
+            "output {} exists and is not a SQLite database; refusing to replace it \
+             (delete it or choose another -o)",
+            output.display()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// Reads `path`, naming it in the error.
+fn read(path: &Path) -> Result<Vec<u8>, ImportError> {
+    std::fs::read(path).map_err(|e| ImportError::Io(e).in_file(path, &[]))
+}
+
+/// Names `path` (and its format, when known) in `e`.
+fn name_file(e: ImportError, path: &Path, buf: &[u8]) -> ImportError {
+    match e {
+        ImportError::File {
+            path: p,
+            formats,
+            err,
+        } if p.as_os_str().is_empty() => ImportError::File {
+            path: path.to_owned(),
+            formats,
+            err,
+        },
+        e @ ImportError::File { .. } => e,
+        e => e.in_file(path, &[detect(buf)]),
+    }
+}
+
+/// Imports the trace at `input` into a new database file at `output` (replacing an older
+/// database there).
 ///
-/// The database is written to `<output>.partial-<pid>` beside it, flushed to disk
-/// (`fsync`), and renamed over `output` only when complete, so `output` never holds a
+/// Refused: an `output` that is the input file, or an existing file that is not a SQLite
+/// database. The database is written to `<output>.partial-<pid>` beside it, flushed to
+/// disk (`fsync`), and renamed over `output` only when complete, so `output` never holds a
 /// partial database. On any error the partial file is deleted and an existing `output` is
 /// left as it was.
 pub fn import_file(input: &Path, output: &Path) -> Result<Summary, ImportError> {
-    let buf = std::fs::read(input)?;
-    let (format, m) = decode_model(&buf)?;
+    check_output(input, output)?;
+    let buf = read(input)?;
+    let (formats, m) = decode_model(&buf).map_err(|e| name_file(e, input, &buf))?;
     drop(buf);
     let partial = partial_path(output);
-    let r = write_file(&m, &partial).and_then(|w| {
+    let r = write_file(&m, &partial).and_then(|()| {
         std::fs::rename(&partial, output)?;
         sync_parent(output);
-        Ok(w)
+        Ok(())
     });
     match r {
-        Ok(writer) => Ok(summary(format, &m, writer)),
+        Ok(()) => Ok(summary(formats, &m)),
         Err(e) => {
             let _ = std::fs::remove_file(&partial);
-            Err(e)
+            Err(e.in_file(output, &[]))
         }
     }
 }
 
 /// Imports `buf` into a new in-memory database.
 pub fn import_in_memory(buf: &[u8]) -> Result<(Connection, Summary), ImportError> {
-    let (format, m) = decode_model(buf)?;
-    let mut conn = Connection::open_in_memory()?;
-    let writer = match build_image(&m, None)? {
-        Ok(img) => {
-            conn.deserialize_read_exact(MAIN_DB, &img[..], img.len(), false)?;
-            Writer::Pages
-        }
-        Err(why) => {
-            bulk_pragmas(&conn)?;
-            write_sql(&mut conn, &m)?;
-            Writer::Sql(why)
-        }
-    };
-    Ok((conn, summary(format, &m, writer)))
-}
-
-/// Imports `buf` into a new in-memory database with SQL INSERTs only: the reference the
-/// page writer is tested against.
-pub fn import_in_memory_sql(buf: &[u8]) -> Result<(Connection, Summary), ImportError> {
     let mut conn = Connection::open_in_memory()?;
     bulk_pragmas(&conn)?;
     let s = import_into(buf, &mut conn)?;
@@ -391,28 +414,12 @@ pub fn import_in_memory_sql(buf: &[u8]) -> Result<(Connection, Summary), ImportE
 /// Opens a trace of any supported format as a database: a `.db` read-only, anything else
 /// imported into memory.
 pub fn open_any(path: &Path) -> Result<(Connection, Option<Summary>), ImportError> {
-    let buf = std::fs::read(path)?;
+    let buf = read(path)?;
     if detect(&buf) == Format::Sqlite {
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| ImportError::Db(e).in_file(path, &[Format::Sqlite]))?;
         return Ok((conn, None));
     }
-    let (conn, s) = import_in_memory(&buf)?;
+    let (conn, s) = import_in_memory(&buf).map_err(|e| name_file(e, path, &buf))?;
     Ok((conn, Some(s)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn detects_formats() {
-        assert_eq!(detect(b"SQLite format 3\0rest"), Format::Sqlite);
-        assert_eq!(detect(b"# tracer: nop\n"), Format::FtraceText);
-        assert_eq!(detect(b"\n# tracer: nop\n"), Format::FtraceText);
-        assert_eq!(
-            detect(&[0x0a, 0x05, 0x50, 0x01, 0x00, 0x9f, 0x00]),
-            Format::Perfetto
-        );
-        assert_eq!(detect(&[0xff, 0x00]), Format::Perfetto);
-    }
 }

@@ -6,9 +6,11 @@
 //! - With the `db` feature (default): [`import`] builds trace_processor-shaped tables in
 //!   SQLite and [`report`] answers the lock-blocking questions; see `docs/trace.md`.
 
+pub mod art;
 pub mod events;
 pub mod ftrace_text;
 pub mod perfetto;
+pub mod process_dump;
 pub mod proto;
 pub mod superpass;
 pub mod synth;
@@ -16,7 +18,9 @@ pub mod wire;
 pub mod writer;
 
 #[cfg(feature = "db")]
-pub mod btree;
+pub mod db_writer;
+#[cfg(feature = "db")]
+pub mod format;
 #[cfg(feature = "db")]
 pub mod import;
 #[cfg(feature = "db")]
@@ -26,4 +30,8 @@ pub mod query;
 #[cfg(feature = "db")]
 pub mod report;
 #[cfg(feature = "db")]
+pub mod report_text;
+#[cfg(feature = "db")]
 pub mod schema;
+#[cfg(feature = "db")]
+pub mod stats;

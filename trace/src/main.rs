@@ -11,6 +11,10 @@ Examples:
   # Perfetto trace from a phone, or the VM's tracefs text capture, into a database:
   superpass-trace import trace.pftrace -o trace.db
   superpass-trace import /sys/kernel/tracing/trace -o vm.db
+  # Also read as they are: .gz, atrace/systrace output (.ctrace, .html), trace-cmd report:
+  superpass-trace import systrace.html -o sys.db
+  # What was not imported is listed after the import, and kept in the `stats` table:
+  sqlite3 trace.db \"SELECT name, value FROM stats ORDER BY value DESC\"
 
   # The seed post's analysis in one go (any input: .pftrace, text ftrace, or .db):
   superpass-trace report trace.db
@@ -21,7 +25,10 @@ Examples:
   sqlite3 trace.db \"SELECT name, COUNT(*) FROM thread_slice GROUP BY name\"
 
 Annotate lock waits with atrace slices named lockwait:<lock> and holds with
-lockhold:<lock>. See docs/trace.md for the schema and the report's definitions.";
+lockhold:<lock>. On stock Android, record the `dalvik` atrace category: ART's
+\"Lock contention on a monitor lock (owner tid: N)\" slices are reported as waits whose
+owner is known. See docs/trace.md for the formats, the schema and the report's
+definitions.";
 
 #[derive(Parser)]
 #[command(name = "superpass-trace", version, about, after_help = AFTER_HELP)]
@@ -32,11 +39,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Import a Perfetto (.pftrace) or text ftrace trace into a SQLite database.
+    /// Import a trace into a SQLite database and list what was not imported.
     Import {
-        /// The trace: Perfetto protobuf or the tracefs `trace` text file.
+        /// The trace: Perfetto protobuf, ftrace text (tracefs `trace`, atrace, `trace-cmd
+        /// report`), a ctrace or systrace HTML, any of them gzipped. The format is told by
+        /// the content, not the name.
         trace: PathBuf,
-        /// Database to write (replaced if it exists).
+        /// Database to write. An older database there is replaced; the input itself, or
+        /// a file that is not a SQLite database, is never overwritten.
         #[arg(short, long, value_name = "DB")]
         output: PathBuf,
     },

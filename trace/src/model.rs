@@ -67,6 +67,8 @@ pub struct TrackRow {
     pub utid: Option<u32>,
     /// Process, for process and counter tracks.
     pub upid: Option<u32>,
+    /// CPU, for per-CPU counter tracks.
+    pub cpu: Option<u32>,
 }
 
 /// A `slice` row.
@@ -355,10 +357,17 @@ pub fn build(mut ev: Events) -> Model {
     let mut upids: FastMap<i32, u32> = FastMap::default();
     for (upid, pid) in pids.iter().enumerate() {
         upids.insert(*pid, upid as u32);
+        // A process without a name of its own is named after its main thread (tid = pid),
+        // as trace_processor does.
+        let main_thread = || {
+            ev.threads
+                .get(pid)
+                .and_then(|t| t.name.clone().or_else(|| t.comm.clone()))
+        };
         let name = match ev.processes.get(pid) {
             Some(Some(n)) => Some(n.clone()),
             _ if *pid == 0 => Some("swapper".to_owned()),
-            _ => None,
+            _ => main_thread(),
         };
         m.processes.push(ProcessRow {
             upid: upid as u32,
@@ -377,9 +386,11 @@ pub fn build(mut ev: Events) -> Model {
     for (utid, tid) in tids.iter().enumerate() {
         b.utids.insert(*tid, utid as u32);
         let info = ev.threads.get(tid);
+        // A main thread known only from its process takes the process's name.
         let name = info
             .and_then(|t| t.name.clone().or_else(|| t.comm.clone()))
-            .or_else(|| (*tid == 0).then(|| "swapper".to_owned()));
+            .or_else(|| (*tid == 0).then(|| "swapper".to_owned()))
+            .or_else(|| ev.processes.get(tid).cloned().flatten());
         let pid = info.and_then(|t| t.pid).or((*tid == 0).then_some(0));
         m.threads.push(ThreadRow {
             utid: utid as u32,
@@ -606,13 +617,14 @@ fn build_slices(ev: &mut Events, b: &Builder, upids: &FastMap<i32, u32>, m: &mut
     let mut thread_tracks: FastMap<u32, u32> = FastMap::default();
     let mut other_tracks: FastMap<TrackKey, u32> = FastMap::default();
     let mut stacks: Vec<Vec<usize>> = Vec::new();
+    let mut nan = 0u64;
 
     for e in &ev.slices {
         // Resolve the track: thread tracks merge atrace and track-event slices.
         let thread = match e.track {
             TrackKey::Thread(tid) => Some(tid),
             TrackKey::Uuid(u) => ev.tracks.get(&u).and_then(|t| t.tid),
-            TrackKey::ProcessCounter(..) => None,
+            TrackKey::ProcessCounter(..) | TrackKey::CpuCounter(..) | TrackKey::Async(..) => None,
         };
         let track_id = match thread {
             Some(tid) => {
@@ -625,16 +637,31 @@ fn build_slices(ev: &mut Events, b: &Builder, upids: &FastMap<i32, u32>, m: &mut
                         kind: TrackKind::Thread,
                         utid: Some(utid),
                         upid: None,
+                        cpu: None,
                     });
                     id
                 })
             }
             None => *other_tracks.entry(e.track).or_insert_with(|| {
                 let id = m.tracks.len() as u32;
+                let mut cpu = None;
                 let (name, kind, pid) = match e.track {
                     TrackKey::ProcessCounter(pid, name) => (
                         Some(ev.strings.get(name).to_owned()),
                         TrackKind::Counter,
+                        Some(pid),
+                    ),
+                    TrackKey::CpuCounter(name, c) => {
+                        cpu = Some(c);
+                        (
+                            Some(ev.strings.get(name).to_owned()),
+                            TrackKind::Counter,
+                            None,
+                        )
+                    }
+                    TrackKey::Async(pid, name, _) => (
+                        Some(ev.strings.get(name).to_owned()),
+                        TrackKind::Process,
                         Some(pid),
                     ),
                     TrackKey::Uuid(u) => {
@@ -654,6 +681,7 @@ fn build_slices(ev: &mut Events, b: &Builder, upids: &FastMap<i32, u32>, m: &mut
                     kind,
                     utid: None,
                     upid: pid.and_then(|p| upids.get(&p).copied()),
+                    cpu,
                 });
                 id
             }),
@@ -689,13 +717,19 @@ fn build_slices(ev: &mut Events, b: &Builder, upids: &FastMap<i32, u32>, m: &mut
                 Some(i) => m.slices[i].dur = e.ts - m.slices[i].ts,
                 None => m.diag_unmatched(),
             },
-            SliceKind::Counter { value } => m.counters.push(CounterRow {
-                ts: e.ts,
-                track_id,
-                value,
-            }),
+            SliceKind::Counter { value } => {
+                if value.is_nan() {
+                    nan += 1;
+                }
+                m.counters.push(CounterRow {
+                    ts: e.ts,
+                    track_id,
+                    value,
+                })
+            }
         }
     }
+    ev.diag.nan_counters += nan;
     let unended: usize = stacks.iter().map(Vec::len).sum();
     ev.diag.unended_slices += unended as u64;
     ev.diag.unmatched_ends += std::mem::take(&mut m.diag.unmatched_ends);

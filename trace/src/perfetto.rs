@@ -1,10 +1,13 @@
 //! Decodes Perfetto protobuf traces into [`Events`].
 //!
-//! Read: ftrace bundles (`sched_switch`, `sched_waking`, `sched_wakeup`,
-//! `sched_blocked_reason`, `print` with atrace markers, `GenericFtraceEvent` for SuperPass,
-//! `compact_sched`), `process_tree`, `TrackDescriptor`s, `TrackEvent` slices, instants and
-//! counters (with per-sequence interned names). Everything else is counted as unknown and
-//! skipped. Recovery rules (see `docs/trace.md`):
+//! Read: ftrace bundles (`sched_switch`, `sched_waking`, `sched_wakeup`, `sched_wakeup_new`,
+//! `sched_blocked_reason`, `cpu_frequency`, `cpu_idle`, `print` with atrace markers,
+//! `GenericFtraceEvent` for SuperPass, `compact_sched`), `compressed_packets`,
+//! `process_tree`, `TrackDescriptor`s, `TrackEvent` slices, instants and counters (with
+//! per-sequence interned names, default tracks, and clocks converted to the boot clock
+//! through `ClockSnapshot`s, incremental ones included). Everything else is skipped and
+//! counted by kind ([`crate::events::Diagnostics::skip`]). Recovery rules (see
+//! `docs/trace.md`):
 //! - a packet that fails to decode is counted corrupt and skipped; events it yielded before
 //!   the fault are kept;
 //! - input that ends inside a packet keeps every whole packet and sets `truncated`;
@@ -14,7 +17,8 @@ use std::fmt;
 
 use crate::events::{Events, FastMap, PrevState, SchedKind, SliceKind, TrackInfo, TrackKey};
 use crate::proto::{
-    bundle, compact, ftrace, interned, packet, process_tree, trace, track, track_event,
+    bundle, clock, compact, defaults, ftrace, interned, packet, process_tree, thread_descriptor,
+    trace, track, track_event,
 };
 use crate::superpass;
 use crate::wire::{Fields, Value, Varints, WireError};
@@ -39,20 +43,50 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// Interned names of one trusted packet sequence.
+/// A clock scoped to one packet sequence (ids 64..=127), from a `ClockSnapshot`.
+#[derive(Clone, Copy)]
+struct SeqClock {
+    /// Each packet's timestamp is a delta from the previous one.
+    incremental: bool,
+    /// Nanoseconds per unit.
+    mult: i64,
+    /// The latest value, in units (incremental clocks).
+    last: i64,
+    /// Boot-clock nanoseconds minus this clock's nanoseconds.
+    offset: i64,
+}
+
+/// Incremental state of one trusted packet sequence: interned names, defaults, clocks.
 #[derive(Default)]
 struct SeqState {
     names: FastMap<u64, u32>,
     categories: FastMap<u64, u32>,
+    /// `TracePacketDefaults.track_event_defaults.track_uuid`.
+    default_track: Option<u64>,
+    /// `TracePacketDefaults.timestamp_clock_id`.
+    default_clock: Option<u64>,
+    /// The legacy `ThreadDescriptor`: the thread whose track events lack a track.
+    thread: Option<i32>,
+    /// The legacy `ThreadDescriptor` reference time for `timestamp_delta_us`, in us.
+    reference_us: Option<i64>,
+    clocks: FastMap<u64, SeqClock>,
 }
 
 /// Decoder state that spans packets.
 #[derive(Default)]
 struct Decoder {
     sequences: FastMap<u64, SeqState>,
+    /// Boot-clock nanoseconds minus the clock's, per global clock id (from snapshots).
+    clock_offsets: FastMap<u64, i64>,
     /// Last ftrace timestamp per CPU, to count out-of-order events.
     last_ts: Vec<i64>,
+    /// Skipped-data table keys already formatted, per (kind, field number).
+    skip_keys: FastMap<(u8, u32), String>,
 }
+
+/// Inflated `compressed_packets` larger than this are refused (a decompression bomb).
+#[cfg(feature = "db")]
+const MAX_INFLATED: usize = 1 << 30;
 
 /// Decodes a whole `Trace` message, appending to `ev`; see the module doc for recovery.
 pub fn decode(buf: &[u8], ev: &mut Events) -> Result<(), DecodeError> {
@@ -67,7 +101,7 @@ pub fn decode(buf: &[u8], ev: &mut Events) -> Result<(), DecodeError> {
                     ev.diag.note(format!("packet {packets}: {e}; skipped"));
                 }
             }
-            Ok(_) => ev.diag.unknown += 1,
+            Ok((n, _)) => ev.diag.skip(&format!("trace:field_{n}")),
             Err(e @ WireError::Truncated { .. }) => {
                 if packets == 0 {
                     return Err(DecodeError::NotATrace(e));
@@ -100,12 +134,29 @@ fn text(v: Value<'_>) -> Result<&str, WireError> {
 }
 
 impl Decoder {
+    /// Counts one skipped item, keyed `prefix:name` (`name` from `name_of(n)`, else the
+    /// field number), without formatting the key again for every event.
+    fn skip(&mut self, ev: &mut Events, kind: u8, n: u32, name: Option<&'static str>) {
+        let key = self.skip_keys.entry((kind, n)).or_insert_with(|| {
+            let prefix = ["packet", "ftrace", "track_event"][kind as usize];
+            match name {
+                Some(name) if name != "other" => format!("{prefix}:{name}"),
+                _ => format!("{prefix}:field_{n}"),
+            }
+        });
+        ev.diag.skip(key);
+    }
+
     fn packet(&mut self, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
         let mut ts: Option<u64> = None;
+        let mut clock_id = None;
         let mut seq_id = 0u64;
         let mut cleared = false;
         let mut track_event_buf = None;
         let mut interned_buf = None;
+        let mut defaults_buf = None;
+        let mut clock_buf = None;
+        let mut thread_buf = None;
         for f in Fields::new(buf) {
             let (n, v) = f?;
             match n {
@@ -124,7 +175,13 @@ impl Decoder {
                         track_descriptor(b, ev)?;
                     }
                 }
+                packet::COMPRESSED_PACKETS => {
+                    if let Some(b) = v.as_bytes() {
+                        self.compressed(b, ev);
+                    }
+                }
                 packet::TIMESTAMP => ts = v.as_u64(),
+                packet::TIMESTAMP_CLOCK_ID => clock_id = v.as_u64(),
                 packet::TRUSTED_PACKET_SEQUENCE_ID => seq_id = v.as_u64().unwrap_or(0),
                 packet::SEQUENCE_FLAGS => {
                     cleared |= v.as_u64().unwrap_or(0) & packet::SEQ_INCREMENTAL_STATE_CLEARED != 0
@@ -132,21 +189,215 @@ impl Decoder {
                 packet::INCREMENTAL_STATE_CLEARED => cleared |= v.as_u64().unwrap_or(0) != 0,
                 packet::TRACK_EVENT => track_event_buf = v.as_bytes(),
                 packet::INTERNED_DATA => interned_buf = v.as_bytes(),
+                packet::TRACE_PACKET_DEFAULTS => defaults_buf = v.as_bytes(),
+                packet::CLOCK_SNAPSHOT => clock_buf = v.as_bytes(),
+                packet::THREAD_DESCRIPTOR => thread_buf = v.as_bytes(),
                 packet::FIRST_PACKET_ON_SEQUENCE => {}
-                _ => ev.diag.unknown += 1,
+                n => {
+                    if let Some(name) = packet::data_field_name(n) {
+                        self.skip(ev, 0, n, Some(name));
+                    }
+                }
             }
         }
         if cleared {
             self.sequences.remove(&seq_id);
         }
+        if let Some(b) = defaults_buf {
+            self.defaults(seq_id, b)?;
+        }
+        if let Some(b) = clock_buf {
+            self.clock_snapshot(seq_id, b)?;
+        }
+        if let Some(b) = thread_buf {
+            self.thread_descriptor(seq_id, b, ev)?;
+        }
         if let Some(b) = interned_buf {
             self.interned(seq_id, b, ev)?;
         }
+        // Every timestamped packet advances an incremental clock, not only track events.
+        let ts = self.packet_ts(seq_id, ts, clock_id);
         if let Some(b) = track_event_buf {
-            let ts = ts.unwrap_or(0) as i64;
+            let ts = match ts {
+                Ok(ts) => ts,
+                Err(why) => {
+                    ev.diag.skip(why);
+                    None
+                }
+            };
             self.track_event(seq_id, ts, b, ev)?;
         }
         Ok(())
+    }
+
+    /// Imports the packets inside a `compressed_packets` field (zlib-deflated `Trace`
+    /// bytes); a part that does not inflate or decode is counted corrupt.
+    #[cfg(feature = "db")]
+    fn compressed(&mut self, buf: &[u8], ev: &mut Events) {
+        let inflated =
+            match miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(buf, MAX_INFLATED) {
+                Ok(v) => v,
+                Err(e) => {
+                    ev.diag.corrupt += 1;
+                    ev.diag.note(format!(
+                        "compressed_packets do not inflate ({e:?}); skipped"
+                    ));
+                    return;
+                }
+            };
+        for field in Fields::new(&inflated) {
+            match field {
+                Ok((trace::PACKET, Value::Bytes(p))) => {
+                    if let Err(e) = self.packet(p, ev) {
+                        ev.diag.corrupt += 1;
+                        ev.diag.note(format!("compressed packet: {e}; skipped"));
+                    }
+                }
+                Ok((n, _)) => ev.diag.skip(&format!("trace:field_{n}")),
+                Err(e) => {
+                    ev.diag.corrupt += 1;
+                    ev.diag
+                        .note(format!("compressed_packets: {e}; the rest was skipped"));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Without the `db` feature there is no inflater: the packets are counted as skipped.
+    #[cfg(not(feature = "db"))]
+    fn compressed(&mut self, _buf: &[u8], ev: &mut Events) {
+        ev.diag.skip("packet:compressed_packets");
+    }
+
+    fn defaults(&mut self, seq_id: u64, buf: &[u8]) -> Result<(), WireError> {
+        let seq = self.sequences.entry(seq_id).or_default();
+        for f in Fields::new(buf) {
+            let (n, v) = f?;
+            match n {
+                defaults::TIMESTAMP_CLOCK_ID => seq.default_clock = v.as_u64(),
+                defaults::TRACK_EVENT_DEFAULTS => {
+                    let Some(b) = v.as_bytes() else { continue };
+                    for f in Fields::new(b) {
+                        let (n, v) = f?;
+                        if n == defaults::TRACK_UUID {
+                            seq.default_track = v.as_u64();
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a `ClockSnapshot`: each clock's offset to the boot clock (the trace's time
+    /// base), and the sequence's own (possibly incremental) clocks.
+    fn clock_snapshot(&mut self, seq_id: u64, buf: &[u8]) -> Result<(), WireError> {
+        let mut clocks = Vec::new();
+        for f in Fields::new(buf) {
+            let (n, v) = f?;
+            if n != clock::CLOCKS {
+                continue;
+            }
+            let Some(b) = v.as_bytes() else { continue };
+            let (mut id, mut ts, mut incremental, mut mult) = (0u64, 0u64, false, 1u64);
+            for f in Fields::new(b) {
+                let (n, v) = f?;
+                match n {
+                    clock::CLOCK_ID => id = v.as_u64().unwrap_or(0),
+                    clock::TIMESTAMP => ts = v.as_u64().unwrap_or(0),
+                    clock::IS_INCREMENTAL => incremental = v.as_u64().unwrap_or(0) != 0,
+                    clock::UNIT_MULTIPLIER_NS => mult = v.as_u64().unwrap_or(1).max(1),
+                    _ => {}
+                }
+            }
+            clocks.push((id, ts as i64, incremental, mult as i64));
+        }
+        let Some(&(_, boot, _, _)) = clocks.iter().find(|c| c.0 == clock::BOOTTIME) else {
+            return Ok(());
+        };
+        for (id, ts, incremental, mult) in clocks {
+            let offset = boot.wrapping_sub(ts.wrapping_mul(mult));
+            if (clock::FIRST_SEQUENCE_CLOCK..128).contains(&id) {
+                let seq = self.sequences.entry(seq_id).or_default();
+                seq.clocks.insert(
+                    id,
+                    SeqClock {
+                        incremental,
+                        mult,
+                        last: ts,
+                        offset,
+                    },
+                );
+            } else if id != clock::BOOTTIME {
+                self.clock_offsets.insert(id, offset);
+            }
+        }
+        Ok(())
+    }
+
+    fn thread_descriptor(
+        &mut self,
+        seq_id: u64,
+        buf: &[u8],
+        ev: &mut Events,
+    ) -> Result<(), WireError> {
+        let (mut pid, mut tid, mut name, mut reference) = (None, None, None, None);
+        for f in Fields::new(buf) {
+            let (n, v) = f?;
+            match n {
+                thread_descriptor::PID => pid = v.as_i32(),
+                thread_descriptor::TID => tid = v.as_i32(),
+                thread_descriptor::THREAD_NAME => name = v.as_str(),
+                thread_descriptor::REFERENCE_TIMESTAMP_US => reference = v.as_i64(),
+                _ => {}
+            }
+        }
+        if let Some(tid) = tid {
+            ev.declare_thread(tid, pid, name);
+        }
+        let seq = self.sequences.entry(seq_id).or_default();
+        seq.thread = tid.or(seq.thread);
+        seq.reference_us = reference.or(seq.reference_us);
+        Ok(())
+    }
+
+    /// A packet's timestamp on the boot clock: `timestamp_clock_id` (or the sequence's
+    /// default) names the clock; incremental clocks accumulate deltas. An error names a
+    /// clock without a snapshot to convert it (a `stats` kind).
+    fn packet_ts(
+        &mut self,
+        seq_id: u64,
+        ts: Option<u64>,
+        clock_id: Option<u64>,
+    ) -> Result<Option<i64>, &'static str> {
+        let Some(raw) = ts.map(|t| t as i64) else {
+            return Ok(None);
+        };
+        let seq = self.sequences.get_mut(&seq_id);
+        let clock_id = clock_id.or(seq.as_ref().and_then(|s| s.default_clock));
+        let Some(id) = clock_id.filter(|&c| c != clock::BOOTTIME) else {
+            return Ok(Some(raw));
+        };
+        if (clock::FIRST_SEQUENCE_CLOCK..128).contains(&id) {
+            let c = seq
+                .and_then(|s| s.clocks.get_mut(&id))
+                .ok_or("clock:sequence_clock_without_snapshot")?;
+            let units = if c.incremental {
+                c.last = c.last.wrapping_add(raw);
+                c.last
+            } else {
+                raw
+            };
+            Ok(Some(units.wrapping_mul(c.mult).wrapping_add(c.offset)))
+        } else {
+            let off = self
+                .clock_offsets
+                .get(&id)
+                .ok_or("clock:clock_without_snapshot")?;
+            Ok(Some(raw.wrapping_add(*off)))
+        }
     }
 
     fn interned(&mut self, seq_id: u64, buf: &[u8], ev: &mut Events) -> Result<(), WireError> {
@@ -176,11 +427,13 @@ impl Decoder {
     fn track_event(
         &mut self,
         seq_id: u64,
-        ts: i64,
+        ts: Option<i64>,
         buf: &[u8],
         ev: &mut Events,
     ) -> Result<(), WireError> {
         let (mut kind, mut uuid) = (0u64, None);
+        let (mut delta_us, mut absolute_us) = (None, None);
+        let mut legacy_phase = None;
         let (mut name, mut name_iid, mut cat, mut cat_iid) = (None, None, None, None);
         let mut value = None;
         for f in Fields::new(buf) {
@@ -198,9 +451,34 @@ impl Decoder {
                 track_event::DOUBLE_COUNTER_VALUE => {
                     value = v.as_u64().map(f64::from_bits);
                 }
+                track_event::TIMESTAMP_DELTA_US => delta_us = v.as_i64(),
+                track_event::LEGACY_EVENT => {
+                    for f in Fields::new(v.as_bytes().unwrap_or_default()) {
+                        if let (track_event::LEGACY_PHASE, v) = f? {
+                            legacy_phase = v.as_u64();
+                        }
+                    }
+                }
+                track_event::TIMESTAMP_ABSOLUTE_US => absolute_us = v.as_i64(),
                 _ => {}
             }
         }
+        let seq = self.sequences.get_mut(&seq_id);
+        // Legacy track events carry their own microsecond timestamps, deltas from the
+        // sequence's ThreadDescriptor reference.
+        let ts = match (absolute_us, delta_us, seq) {
+            (Some(abs), _, _) => Some(abs.wrapping_mul(1000)),
+            (None, Some(d), Some(s)) if s.reference_us.is_some() => {
+                let r = s.reference_us.unwrap_or(0).wrapping_add(d);
+                s.reference_us = Some(r);
+                Some(r.wrapping_mul(1000))
+            }
+            _ => ts,
+        };
+        let Some(ts) = ts else {
+            ev.diag.skip("track_event:no_timestamp");
+            return Ok(());
+        };
         let seq = self.sequences.get(&seq_id);
         let name = match (name, name_iid) {
             (Some(n), _) => Some(ev.strings.intern(n)),
@@ -212,13 +490,23 @@ impl Decoder {
             (None, Some(iid)) => seq.and_then(|s| s.categories.get(&iid).copied()),
             (None, None) => None,
         };
-        // Events without a track uuid belong to the sequence's default track, which this
-        // importer does not model.
-        let Some(uuid) = uuid else {
-            ev.diag.unknown += 1;
-            return Ok(());
+        // Without a track uuid an event is on the sequence's default track: the defaults'
+        // uuid, else the legacy ThreadDescriptor's thread.
+        let track = match (uuid, seq) {
+            (Some(u), _) => TrackKey::Uuid(u),
+            (None, Some(s)) => match (s.default_track, s.thread) {
+                (Some(u), _) => TrackKey::Uuid(u),
+                (None, Some(tid)) => TrackKey::Thread(tid),
+                (None, None) => {
+                    ev.diag.skip("track_event:no_track");
+                    return Ok(());
+                }
+            },
+            (None, None) => {
+                ev.diag.skip("track_event:no_track");
+                return Ok(());
+            }
         };
-        let track = TrackKey::Uuid(uuid);
         let unnamed = || ev_name_placeholder();
         match kind {
             track_event::TYPE_SLICE_BEGIN => {
@@ -232,9 +520,15 @@ impl Decoder {
             }
             track_event::TYPE_COUNTER => match value {
                 Some(value) => ev.push_slice(ts, track, SliceKind::Counter { value }),
-                None => ev.diag.unknown += 1,
+                None => ev.diag.skip("track_event:counter_without_value"),
             },
-            _ => ev.diag.unknown += 1,
+            _ => match legacy_phase.and_then(|p| char::from_u32(p as u32)) {
+                // Chrome's legacy async and flow phases (`b`, `e`, `S`, `F`, `(`, ...).
+                Some(p) if p.is_ascii_graphic() => {
+                    ev.diag.skip(&format!("track_event:legacy_phase_{p}"))
+                }
+                _ => ev.diag.skip("track_event:unknown_type"),
+            },
         }
         Ok(())
     }
@@ -296,19 +590,37 @@ impl Decoder {
         }
         self.check_order(cpu, ts, ev);
         let Some((n, b)) = payload else {
-            ev.diag.unknown += 1;
+            ev.diag.skip("ftrace:empty_event");
             return Ok(());
         };
         match n {
             ftrace::SCHED_SWITCH => sched_switch(ts, cpu, b, ev),
-            ftrace::SCHED_WAKING | ftrace::SCHED_WAKEUP => {
+            ftrace::SCHED_WAKING | ftrace::SCHED_WAKEUP | ftrace::SCHED_WAKEUP_NEW => {
                 sched_waking(ts, cpu, pid, n == ftrace::SCHED_WAKEUP, b, ev)
+            }
+            ftrace::CPU_FREQUENCY | ftrace::CPU_IDLE => {
+                let (mut state, mut cpu_id) = (None, None);
+                for f in Fields::new(b) {
+                    let (n, v) = f?;
+                    match n {
+                        ftrace::cpu::STATE => state = v.as_u64(),
+                        ftrace::cpu::CPU_ID => cpu_id = v.as_u64(),
+                        _ => {}
+                    }
+                }
+                match (state, cpu_id) {
+                    (Some(state), Some(c)) => {
+                        ev.cpu_counter(ts, n == ftrace::CPU_FREQUENCY, c as u32, state)
+                    }
+                    _ => ev.diag.skip("ftrace:cpu_counter_without_state"),
+                }
+                Ok(())
             }
             ftrace::SCHED_BLOCKED_REASON => blocked_reason(ts, cpu, b, ev),
             ftrace::PRINT => print(ts, cpu, pid.unwrap_or(0), b, ev),
             ftrace::GENERIC => generic(ts, cpu, b, ev),
-            _ => {
-                ev.diag.unknown += 1;
+            n => {
+                self.skip(ev, 1, n, Some(ftrace::event_name(n)));
                 Ok(())
             }
         }
@@ -496,10 +808,10 @@ fn print(ts: i64, cpu: u32, tid: i32, buf: &[u8], ev: &mut Events) -> Result<(),
     if superpass::is_superpass(line) {
         match superpass::parse_line(line) {
             Some(kind) => ev.push_superpass(ts, cpu, kind),
-            None => ev.diag.unknown += 1,
+            None => ev.diag.skip("superpass:malformed"),
         }
     } else if !ev.atrace(ts, tid, line) {
-        ev.diag.unknown += 1;
+        ev.diag.skip("ftrace:print_not_atrace");
     }
     Ok(())
 }
@@ -541,7 +853,8 @@ fn generic(ts: i64, cpu: u32, buf: &[u8], ev: &mut Events) -> Result<(), WireErr
         .flatten();
     match parsed {
         Some(kind) => ev.push_superpass(ts, cpu, kind),
-        None => ev.diag.unknown += 1,
+        None if superpass::is_superpass(name) => ev.diag.skip("superpass:malformed"),
+        None => ev.diag.skip("ftrace:generic_event"),
     }
     Ok(())
 }

@@ -23,6 +23,71 @@ pub mod packet {
     pub const FIRST_PACKET_ON_SEQUENCE: u32 = 87;
     /// `sequence_flags` bit: interned state starts afresh with this packet.
     pub const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
+    pub const CLOCK_SNAPSHOT: u32 = 6;
+    pub const THREAD_DESCRIPTOR: u32 = 44;
+    /// zlib-deflated `Trace` bytes holding more packets.
+    pub const COMPRESSED_PACKETS: u32 = 50;
+    pub const TIMESTAMP_CLOCK_ID: u32 = 58;
+    pub const TRACE_PACKET_DEFAULTS: u32 = 59;
+
+    /// The name of a `TracePacket` field, for the skipped-data table; `None` for fields that
+    /// describe the capture rather than carry trace data (nothing is lost by skipping them).
+    pub fn data_field_name(n: u32) -> Option<&'static str> {
+        Some(match n {
+            // Capture metadata: configuration, statistics, identities, markers.
+            3 | 33 | 35 | 36 | 45 | 69 | 79 | 89 | 98 => return None,
+            5 => "chrome_events",
+            7 => "sys_stats",
+            9 => "process_stats",
+            34 => "ftrace_stats",
+            37 => "profile_packet",
+            38 => "battery",
+            39 => "android_log",
+            40 => "power_rails",
+            42 => "previous_packet_dropped",
+            43 => "process_descriptor",
+            47 => "packages_list",
+            48 => "chrome_benchmark_metadata",
+            51 => "chrome_metadata",
+            52 => "gpu_counter_event",
+            66 => "perf_sample",
+            70 => "initial_display_state",
+            72 => "extension_descriptor",
+            73 => "memory_tracker_snapshot",
+            77 => "android_energy_estimation_breakdown",
+            78 => "ui_state",
+            84 => "statsd_atom",
+            _ => "other",
+        })
+    }
+}
+
+/// `TracePacketDefaults` and `TrackEventDefaults`.
+pub mod defaults {
+    pub const TIMESTAMP_CLOCK_ID: u32 = 58;
+    pub const TRACK_EVENT_DEFAULTS: u32 = 11;
+    pub const TRACK_UUID: u32 = 11;
+}
+
+/// `ClockSnapshot` and its `Clock`.
+pub mod clock {
+    pub const CLOCKS: u32 = 1;
+    pub const CLOCK_ID: u32 = 1;
+    pub const TIMESTAMP: u32 = 2;
+    pub const IS_INCREMENTAL: u32 = 3;
+    pub const UNIT_MULTIPLIER_NS: u32 = 4;
+    /// `BUILTIN_CLOCK_BOOTTIME`: the trace's time base unless it says otherwise.
+    pub const BOOTTIME: u64 = 6;
+    /// Clock ids from here to 127 are scoped to one packet sequence.
+    pub const FIRST_SEQUENCE_CLOCK: u64 = 64;
+}
+
+/// `ThreadDescriptor` (the legacy per-sequence thread of a track-event writer).
+pub mod thread_descriptor {
+    pub const PID: u32 = 1;
+    pub const TID: u32 = 2;
+    pub const THREAD_NAME: u32 = 5;
+    pub const REFERENCE_TIMESTAMP_US: u32 = 6;
 }
 
 /// `FtraceEventBundle`.
@@ -57,7 +122,34 @@ pub mod ftrace {
     pub const SCHED_WAKEUP: u32 = 17;
     pub const SCHED_BLOCKED_REASON: u32 = 18;
     pub const SCHED_WAKING: u32 = 20;
+    pub const CPU_FREQUENCY: u32 = 11;
+    pub const CPU_IDLE: u32 = 13;
+    pub const SCHED_WAKEUP_NEW: u32 = 114;
     pub const GENERIC: u32 = 327;
+
+    /// The name of an `FtraceEvent` payload field this importer does not read, for the
+    /// skipped-data table.
+    pub fn event_name(n: u32) -> &'static str {
+        match n {
+            12 => "cpu_frequency_limits",
+            24 => "softirq_entry",
+            36 => "irq_handler_entry",
+            50 => "binder_transaction",
+            113 => "suspend_resume",
+            235 => "task_newtask",
+            236 => "task_rename",
+            238 => "sched_process_exit",
+            240 => "sched_process_free",
+            326 => "oom_score_adj_update",
+            _ => "other",
+        }
+    }
+
+    /// `CpuFrequencyFtraceEvent` and `CpuIdleFtraceEvent` (same layout).
+    pub mod cpu {
+        pub const STATE: u32 = 1;
+        pub const CPU_ID: u32 = 2;
+    }
 
     /// `SchedSwitchFtraceEvent`.
     pub mod switch {
@@ -138,6 +230,11 @@ pub mod track_event {
     pub const NAME: u32 = 23;
     pub const COUNTER_VALUE: u32 = 30;
     pub const DOUBLE_COUNTER_VALUE: u32 = 44;
+    pub const TIMESTAMP_DELTA_US: u32 = 1;
+    pub const TIMESTAMP_ABSOLUTE_US: u32 = 16;
+    /// `LegacyEvent legacy_event = 6`, with `phase = 2` (a Chrome JSON phase letter).
+    pub const LEGACY_EVENT: u32 = 6;
+    pub const LEGACY_PHASE: u32 = 2;
     pub const TYPE_SLICE_BEGIN: u64 = 1;
     pub const TYPE_SLICE_END: u64 = 2;
     pub const TYPE_INSTANT: u64 = 3;

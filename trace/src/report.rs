@@ -15,10 +15,12 @@
 //!   `Running`; the blocker's runnable time in it is split at the first grant to it.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use rusqlite::Connection;
 use serde_json::{json, Value};
+
+use crate::art;
+pub use crate::report_text::render_text;
 
 /// Report knobs.
 #[derive(Debug, Clone, Copy)]
@@ -90,8 +92,13 @@ struct LockSlice {
     ts: i64,
     dur: i64,
     utid: u32,
+    /// The lock: the text after `lockwait:`/`lockhold:`, or `art:<lock>` for ART.
     lock: String,
+    /// The census name: the slice name, or `art:<lock>` for ART contention.
+    label: String,
     wait: bool,
+    /// The owner ART named (`owner tid`), as a utid.
+    owner: Option<u32>,
 }
 
 impl LockSlice {
@@ -108,6 +115,8 @@ struct Data {
     states: BTreeMap<u32, Vec<StateSpan>>,
     locks: Vec<LockSlice>,
     unended: BTreeMap<String, i64>,
+    /// Slices of any name: a trace with slices but no lock slices gets a hint.
+    slices: i64,
 }
 
 impl Data {
@@ -145,29 +154,54 @@ impl Data {
                 waker: r.get(4)?,
             });
         }
+        let tid_utid: BTreeMap<i64, u32> = threads.iter().map(|(&u, (t, _))| (*t, u)).collect();
         let mut locks = Vec::new();
         let mut unended = BTreeMap::new();
+        // ART's contention slices count as waits; one nested in another (newer ART writes
+        // both shapes for one wait) is the same wait and is left out.
         let mut st = conn.prepare(
-            "SELECT id, ts, dur, utid, name FROM thread_slice \
-             WHERE name GLOB 'lockwait:*' OR name GLOB 'lockhold:*' ORDER BY ts, id",
+            "SELECT s.id, s.ts, s.dur, s.utid, s.name, p.name FROM thread_slice s \
+             LEFT JOIN slice p ON p.id = s.parent_id \
+             WHERE s.name GLOB 'lockwait:*' OR s.name GLOB 'lockhold:*' \
+             OR s.name GLOB 'Lock contention on *' \
+             OR s.name GLOB 'monitor contention with owner *' ORDER BY s.ts, s.id",
         )?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             let name: String = r.get(4)?;
+            let parent: Option<String> = r.get(5)?;
             let dur: i64 = r.get(2)?;
+            let (lock, label, wait, owner) = match art::parse(&name) {
+                Some(c) => {
+                    if parent.as_deref().and_then(art::parse).is_some() {
+                        continue;
+                    }
+                    let lock = format!("art:{}", c.lock);
+                    let owner = c
+                        .owner_tid
+                        .and_then(|t| tid_utid.get(&i64::from(t)).copied());
+                    (lock.clone(), lock, true, owner)
+                }
+                None => {
+                    let (kind, lock) = name.split_once(':').unwrap_or(("", ""));
+                    (lock.to_owned(), name.clone(), kind == "lockwait", None)
+                }
+            };
             if dur < 0 {
-                *unended.entry(name.clone()).or_insert(0) += 1;
+                *unended.entry(label.clone()).or_insert(0) += 1;
             }
-            let (kind, lock) = name.split_once(':').unwrap_or(("", ""));
             locks.push(LockSlice {
                 id: r.get(0)?,
                 ts: r.get(1)?,
                 dur,
                 utid: r.get(3)?,
-                lock: lock.to_owned(),
-                wait: kind == "lockwait",
+                lock,
+                label,
+                wait,
+                owner,
             });
         }
+        let slices: i64 = conn.query_row("SELECT COUNT(*) FROM slice", [], |r| r.get(0))?;
         Ok(Data {
             end_ts,
             start_ts,
@@ -175,6 +209,7 @@ impl Data {
             states,
             locks,
             unended,
+            slices,
         })
     }
 
@@ -213,6 +248,13 @@ impl Data {
         }
         it.unknown_ns = (end - start - covered).max(0);
         it
+    }
+
+    /// Who made `utid` runnable inside `[start, end)`: (when, waker utid).
+    fn wakers(&self, utid: u32, start: i64, end: i64) -> impl Iterator<Item = (i64, u32)> + '_ {
+        self.spans(utid, start, end)
+            .filter(move |s| s.class == Class::Runnable && s.ts >= start)
+            .filter_map(|s| s.waker.map(|u| (s.ts, u)))
     }
 
     fn end_of(&self, s: &LockSlice) -> i64 {
@@ -267,16 +309,16 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
     // Census and tails, per slice name.
     let mut by_name: BTreeMap<(bool, &str), Vec<i64>> = BTreeMap::new();
     for s in &d.locks {
-        let v = by_name.entry((s.wait, s.lock.as_str())).or_default();
+        let v = by_name.entry((s.wait, s.label.as_str())).or_default();
         if s.dur >= 0 {
             v.push(s.dur);
         }
     }
     let mut census = Vec::new();
     let mut tails = Vec::new();
-    for ((wait, lock), durs) in &mut by_name {
+    for ((wait, name), durs) in &mut by_name {
         durs.sort_unstable();
-        let name = format!("{}:{lock}", if *wait { "lockwait" } else { "lockhold" });
+        let name = name.to_string();
         let total: i64 = durs.iter().sum();
         let n = durs.len() as i64;
         census.push(json!({
@@ -318,16 +360,32 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
     let mut all = Itemized::default();
     let mut holders_all = Itemized::default();
     let mut wait_total = 0i64;
+    // Waits with some holder measured (a lockhold: slice overlapping it, or ART's owner).
+    let mut with_holder = 0usize;
+    let mut with_owner = 0usize;
+    let mut woken_by_owner = 0usize;
     let waits: Vec<&LockSlice> = d.locks.iter().filter(|s| s.wait && s.dur >= 0).collect();
     for w in &waits {
         wait_total += w.dur;
         all.add(d.itemize(w.utid, w.ts, w.end()));
+        let mut held = false;
+        if let Some(o) = w.owner.filter(|&o| o != w.utid) {
+            // ART's owner holds the lock for the whole wait.
+            holders_all.add(d.itemize(o, w.ts, w.end()));
+            held = true;
+            with_owner += 1;
+            if d.wakers(w.utid, w.ts, w.end()).any(|(_, u)| u == o) {
+                woken_by_owner += 1;
+            }
+        }
         for h in overlapping_holds(&w.lock, w.ts, w.end()) {
             if h.utid != w.utid {
                 let (hs, he) = (h.ts, d.end_of(h));
                 holders_all.add(d.itemize(h.utid, hs.max(w.ts), he.min(w.end())));
+                held = true;
             }
         }
+        with_holder += usize::from(held);
     }
 
     // Long waits, longest first.
@@ -368,11 +426,16 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
             }
         }
         let wakers: Vec<Value> = d
-            .spans(w.utid, ws, we)
-            .filter(|s| s.class == Class::Runnable && s.ts >= ws)
-            .filter_map(|s| s.waker.map(|u| (s.ts, u)))
-            .map(|(ts, u)| json!({"ts": ts, "waker": d.thread(u)}))
+            .wakers(w.utid, ws, we)
+            .map(|(ts, u)| json!({"ts": ts, "waker": d.thread(u), "is_owner": w.owner == Some(u)}))
             .collect();
+        let owner = match w.owner {
+            Some(o) if o != w.utid => json!({
+                "thread": d.thread(o),
+                "state": d.itemize(o, ws, we).json(),
+            }),
+            _ => Value::Null,
+        };
         long_json.push(json!({
             "slice_id": w.id,
             "lock": w.lock,
@@ -380,6 +443,7 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
             "ts": ws,
             "dur": w.dur,
             "itemized": d.itemize(w.utid, ws, we).json(),
+            "owner": owner,
             "woken_by": wakers,
             "overlapping_holds": overlapping,
             "barging": barging,
@@ -396,11 +460,15 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
         "options": {"long_ns": opts.long_ns, "top": opts.top},
         "census": census,
         "tails": tails,
+        "slices": d.slices,
         "all_waits": {
             "count": waits.len(),
             "total_ns": wait_total,
             "waiter": all.json(),
             "holders_during_waits": holders_all.json(),
+            "waits_with_holder": with_holder,
+            "waits_with_owner": with_owner,
+            "woken_by_owner": woken_by_owner,
         },
         "long_waits": {"count": long_count, "worst": long_json},
         "superpass": superpass,
@@ -537,220 +605,24 @@ pub fn compare(current: &Value, baseline: &Value) -> Value {
     let get = |v: &Value, path: &[&str]| -> i64 {
         path.iter().fold(v, |v, k| &v[*k]).as_i64().unwrap_or(0)
     };
-    let share = |v: &Value, who: &str| -> f64 {
+    // A share is null (n/a) without waits, or for holders without any holder measured.
+    let share = |v: &Value, who: &str| -> Option<f64> {
         let total = get(v, &["all_waits", "total_ns"]);
-        if total == 0 {
-            return 0.0;
-        }
-        get(v, &["all_waits", who, "runnable_ns"]) as f64 / total as f64
+        let measured = who == "waiter" || get(v, &["all_waits", "waits_with_holder"]) > 0;
+        (total > 0 && measured)
+            .then(|| get(v, &["all_waits", who, "runnable_ns"]) as f64 / total as f64)
     };
-    let (bw, cw) = (share(baseline, "waiter"), share(current, "waiter"));
-    let (bh, ch) = (
-        share(baseline, "holders_during_waits"),
-        share(current, "holders_during_waits"),
-    );
+    let pair = |who: &str| {
+        let (b, c) = (share(baseline, who), share(current, who));
+        let removed = b.zip(c).map(|(b, c)| b - c);
+        json!({"baseline": b, "current": c, "removed": removed})
+    };
     json!({
         "baseline_wait_total_ns": get(baseline, &["all_waits", "total_ns"]),
         "wait_total_ns": get(current, &["all_waits", "total_ns"]),
-        "waiter_runnable_share": {"baseline": bw, "current": cw, "removed": bw - cw},
-        "holder_runnable_share": {"baseline": bh, "current": ch, "removed": bh - ch},
+        "waiter_runnable_share": pair("waiter"),
+        "holder_runnable_share": pair("holders_during_waits"),
     })
-}
-
-fn ms(ns: i64) -> String {
-    format!("{:.3}", ns as f64 / 1e6)
-}
-
-fn ms_v(v: &Value) -> String {
-    v.as_i64().map_or_else(|| "-".to_owned(), ms)
-}
-
-fn who(v: &Value) -> String {
-    format!(
-        "{} ({})",
-        v["name"].as_str().unwrap_or(""),
-        v["tid"].as_i64().unwrap_or(-1)
-    )
-}
-
-fn items(v: &Value) -> String {
-    format!(
-        "asleep {} / runnable {} / running {} / unknown {} ms",
-        ms_v(&v["asleep_ns"]),
-        ms_v(&v["runnable_ns"]),
-        ms_v(&v["running_ns"]),
-        ms_v(&v["unknown_ns"])
-    )
-}
-
-/// Renders the JSON report as text tables (times in ms).
-pub fn render_text(r: &Value) -> String {
-    let mut o = String::new();
-    let t = &r["trace"];
-    let _ = writeln!(o, "trace: {} ms", ms_v(&t["duration_ns"]));
-    let _ = writeln!(o, "\n== census (lockwait:* / lockhold:*) ==");
-    let _ = writeln!(
-        o,
-        "{:<40} {:>7} {:>7} {:>12} {:>10} {:>10}",
-        "name", "count", "unended", "total ms", "avg ms", "max ms"
-    );
-    for c in r["census"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            o,
-            "{:<40} {:>7} {:>7} {:>12} {:>10} {:>10}",
-            c["name"].as_str().unwrap_or(""),
-            c["count"].as_i64().unwrap_or(0),
-            c["unended"].as_i64().unwrap_or(0),
-            ms_v(&c["total_ns"]),
-            ms_v(&c["avg_ns"]),
-            ms_v(&c["max_ns"])
-        );
-    }
-    let _ = writeln!(o, "\n== wait tails (ms) ==");
-    let _ = writeln!(
-        o,
-        "{:<40} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "name", "count", "p50", "p90", "p95", "p99", "max"
-    );
-    for c in r["tails"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            o,
-            "{:<40} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            c["name"].as_str().unwrap_or(""),
-            c["count"].as_i64().unwrap_or(0),
-            ms_v(&c["p50_ns"]),
-            ms_v(&c["p90_ns"]),
-            ms_v(&c["p95_ns"]),
-            ms_v(&c["p99_ns"]),
-            ms_v(&c["max_ns"])
-        );
-    }
-    let a = &r["all_waits"];
-    let _ = writeln!(
-        o,
-        "\n== all waits: {} waits, {} ms ==\n  waiter:  {}\n  holders: {}",
-        a["count"],
-        ms_v(&a["total_ns"]),
-        items(&a["waiter"]),
-        items(&a["holders_during_waits"])
-    );
-    let l = &r["long_waits"];
-    let _ = writeln!(
-        o,
-        "\n== long waits (>= {} ms): {}; worst itemized ==",
-        ms_v(&r["options"]["long_ns"]),
-        l["count"]
-    );
-    for w in l["worst"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            o,
-            "- {} ms on {} by {} at {}\n    {}",
-            ms_v(&w["dur"]),
-            w["lock"].as_str().unwrap_or(""),
-            who(&w["waiter"]),
-            w["ts"],
-            items(&w["itemized"])
-        );
-        for k in w["woken_by"].as_array().into_iter().flatten() {
-            let _ = writeln!(o, "    woken by {} at {}", who(&k["waker"]), k["ts"]);
-        }
-        for h in w["overlapping_holds"].as_array().into_iter().flatten() {
-            let _ = writeln!(
-                o,
-                "    held by {} for {} ms of it: {}",
-                who(&h["holder"]),
-                ms_v(&h["overlap_ns"]),
-                items(&h["holder_state"])
-            );
-        }
-        let barging = w["barging"].as_array().map_or(0, Vec::len);
-        if barging > 0 {
-            let names: Vec<String> = w["barging"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|b| who(&b["thread"]))
-                .collect();
-            let _ = writeln!(o, "    barged {barging}x: {}", names.join(", "));
-        }
-    }
-    let s = &r["superpass"];
-    if s.is_null() {
-        let _ = writeln!(o, "\n== superpass: no superpass_* events in this trace ==");
-    } else {
-        let bi = &s["blocking_intervals"];
-        let _ = writeln!(
-            o,
-            "\n== superpass: {} blocks, {} grants, {} revokes, {} picks ==",
-            s["blocks"], s["grants"], s["revokes"], s["picks"]
-        );
-        let _ = writeln!(
-            o,
-            "blocking intervals: {} totalling {} ms (p50 {}, p95 {}, max {} ms)\n  critical threads: {}",
-            bi["count"],
-            ms_v(&bi["total_ns"]),
-            ms_v(&bi["p50_ns"]),
-            ms_v(&bi["p95_ns"]),
-            ms_v(&bi["max_ns"]),
-            items(&bi["waiter"])
-        );
-        let g = &s["grant_latency"];
-        let _ = writeln!(
-            o,
-            "grant -> on CPU: p50 {} ms, p95 {} ms, max {} ms ({} grants)",
-            ms_v(&g["p50_ns"]),
-            ms_v(&g["p95_ns"]),
-            ms_v(&g["max_ns"]),
-            g["count"]
-        );
-        let br = &s["blocker_runnable"];
-        let _ = writeln!(
-            o,
-            "blockers runnable while blocking: {} ms before grant, {} ms after",
-            ms_v(&br["before_grant_ns"]),
-            ms_v(&br["after_grant_ns"])
-        );
-        for b in s["blockers"].as_array().into_iter().flatten() {
-            let _ = writeln!(
-                o,
-                "- blocker {}: {} blocks, {} ms blocking, {} grants; {}",
-                who(&b["blocker"]),
-                b["blocks"],
-                ms_v(&b["blocked_ns"]),
-                b["grants"],
-                items(&b["state"])
-            );
-        }
-    }
-    if let Some(c) = r.get("versus_baseline") {
-        let _ = writeln!(o, "\n== versus baseline (SuperPass off) ==");
-        for (k, label) in [
-            (
-                "waiter_runnable_share",
-                "waiters' runnable share of wait time",
-            ),
-            (
-                "holder_runnable_share",
-                "holders' runnable share of wait time",
-            ),
-        ] {
-            let v = &c[k];
-            let _ = writeln!(
-                o,
-                "{label}: baseline {:.1}% -> {:.1}% (removed {:.1} points)",
-                v["baseline"].as_f64().unwrap_or(0.0) * 100.0,
-                v["current"].as_f64().unwrap_or(0.0) * 100.0,
-                v["removed"].as_f64().unwrap_or(0.0) * 100.0
-            );
-        }
-        let _ = writeln!(
-            o,
-            "total wait time: baseline {} ms -> {} ms",
-            ms_v(&c["baseline_wait_total_ns"]),
-            ms_v(&c["wait_total_ns"])
-        );
-    }
-    o
 }
 
 #[cfg(test)]

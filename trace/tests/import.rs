@@ -203,6 +203,57 @@ fn compact_sched_infers_prev_thread() {
 }
 
 #[test]
+fn file_import_is_complete_and_replaces_atomically() {
+    let dir = std::env::temp_dir().join(format!("sp-import-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("in.pftrace");
+    let output = dir.join("out.db");
+    let (trace, _) = superpass_trace::synth::contended_trace(1 << 20, 2);
+    std::fs::write(&input, &trace).unwrap();
+    // A file that is not a database is never replaced, nor is the input itself (also
+    // under another name).
+    std::fs::write(&output, b"old").unwrap();
+    let e = import::import_file(&input, &output)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a SQLite database"), "{e}");
+    assert_eq!(std::fs::read(&output).unwrap(), b"old");
+    let e = import::import_file(&input, &input).unwrap_err().to_string();
+    assert!(e.contains("is the input trace"), "{e}");
+    let alias = dir.join(".").join("in.pftrace");
+    assert!(import::import_file(&input, &alias).is_err());
+    assert_eq!(std::fs::read(&input).unwrap(), trace);
+    // An existing database is replaced.
+    std::fs::remove_file(&output).unwrap();
+    Connection::open(&output)
+        .unwrap()
+        .execute_batch("CREATE TABLE old (x)")
+        .unwrap();
+    let s = import::import_file(&input, &output).unwrap();
+    let conn = Connection::open(&output).unwrap();
+    let ok: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+    assert_references_valid(&conn);
+    let n = rows(&conn, "SELECT COUNT(*) FROM thread_state");
+    assert_eq!(n, vec![s.thread_state.to_string()]);
+    assert!(rows(&conn, "SELECT name FROM sqlite_master WHERE name = 'old'").is_empty());
+    drop(conn);
+    // Bad input: an error, the existing database untouched, no partial file left.
+    let before = std::fs::read(&output).unwrap();
+    std::fs::write(&input, b"hello\nworld\n").unwrap();
+    assert!(import::import_file(&input, &output).is_err());
+    assert_eq!(std::fs::read(&output).unwrap(), before);
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn errors_are_clear() {
     let e = import::import_in_memory(b"\x0a\xff\xff\xff\xff\x0f").unwrap_err();
     assert!(e.to_string().contains("not a Perfetto trace"), "{e}");

@@ -1,0 +1,469 @@
+//! Writes a [`Model`] into the schema with prepared, multi-row SQL INSERTs in one
+//! transaction, then builds the indexes.
+
+use rusqlite::{params, Connection, Statement};
+
+use crate::model::{Model, SpRow, StateRow, TrackKind};
+use crate::schema::INDEXES_SQL;
+
+/// A value to bind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Val<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(&'a str),
+}
+
+/// Formats `v` as `0x...` hex into `buf` (no allocation); returns the text.
+fn hex(v: u64, buf: &mut [u8; 18]) -> &str {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digits = ((64 - v.leading_zeros()) as usize).div_ceil(4).max(1);
+    buf[0] = b'0';
+    buf[1] = b'x';
+    for i in 0..digits {
+        buf[1 + digits - i] = DIGITS[((v >> (4 * i)) & 0xf) as usize];
+    }
+    std::str::from_utf8(&buf[..2 + digits]).expect("ASCII hex")
+}
+
+/// Rows per multi-row `INSERT ... VALUES (...), (...)` statement: one `sqlite3_step` and
+/// reset per batch instead of per row.
+const BATCH: usize = 64;
+
+/// Inserts `rows` with `INSERT INTO {head} VALUES` and `cols` parameters per row, `BATCH`
+/// rows per statement, through cached statements and raw binding (no per-row allocation).
+/// `bind(st, first, row)` binds one row's parameters starting at index `first`.
+fn insert_all<T>(
+    conn: &Connection,
+    head: &str,
+    cols: usize,
+    rows: impl ExactSizeIterator<Item = T>,
+    mut bind: impl FnMut(&mut Statement<'_>, usize, T) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    let sql = |n: usize| {
+        let one = format!("({})", vec!["?"; cols].join(","));
+        format!("INSERT INTO {head} VALUES {}", vec![one; n].join(","))
+    };
+    let total = rows.len();
+    let mut rows = rows;
+    let full = total / BATCH;
+    if full > 0 {
+        let mut st = conn.prepare_cached(&sql(BATCH))?;
+        for _ in 0..full {
+            for j in 0..BATCH {
+                let r = rows.next().expect("ExactSizeIterator length");
+                bind(&mut st, j * cols + 1, r)?;
+            }
+            st.raw_execute()?;
+        }
+    }
+    let rest = total % BATCH;
+    if rest > 0 {
+        let mut st = conn.prepare(&sql(rest))?;
+        for j in 0..rest {
+            let r = rows.next().expect("ExactSizeIterator length");
+            bind(&mut st, j * cols + 1, r)?;
+        }
+        st.raw_execute()?;
+    }
+    Ok(())
+}
+
+/// `rows` with their row numbers, in (utid, ts, id) order. Rows arrive in time order, so a
+/// stable counting sort by utid is enough; a final check falls back to a full sort
+/// otherwise. The rows are copied: the counting sort writes one sequential stream per
+/// thread, and the writers then read the result sequentially (reading the rows in place
+/// through an index instead misses the cache on nearly every row).
+fn by_utid_ts(rows: &[StateRow]) -> Vec<(u32, StateRow)> {
+    let threads = rows.iter().map(|s| s.utid as usize + 1).max().unwrap_or(0);
+    let mut start = vec![0usize; threads + 1];
+    for s in rows {
+        start[s.utid as usize + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut out: Vec<(u32, StateRow)> = match rows.first() {
+        Some(&first) => vec![(0, first); rows.len()],
+        None => return Vec::new(),
+    };
+    for (i, s) in rows.iter().enumerate() {
+        let slot = &mut start[s.utid as usize];
+        out[*slot] = (i as u32, *s);
+        *slot += 1;
+    }
+    let key = |(i, s): &(u32, StateRow)| (s.utid, s.ts, *i);
+    if out.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
+        out.sort_unstable_by_key(key);
+    }
+    out
+}
+
+/// Columns of `slice` the importer fills, in the order of [`slice_rows`].
+const SLICE_COLS: [&str; 8] = [
+    "id",
+    "ts",
+    "dur",
+    "track_id",
+    "category",
+    "name",
+    "depth",
+    "parent_id",
+];
+/// Columns of `counter` the importer fills.
+const COUNTER_COLS: [&str; 4] = ["id", "ts", "track_id", "value"];
+/// Columns of `sched` the importer fills.
+const SCHED_COLS: [&str; 7] = ["id", "ts", "dur", "cpu", "utid", "end_state", "priority"];
+/// Columns of `thread_state` the importer fills.
+const THREAD_STATE_COLS: [&str; 9] = [
+    "id",
+    "ts",
+    "dur",
+    "cpu",
+    "utid",
+    "state",
+    "io_wait",
+    "blocked_function",
+    "waker_utid",
+];
+
+fn opt_int(v: Option<impl Into<i64>>) -> Val<'static> {
+    v.map_or(Val::Null, |v| Val::Int(v.into()))
+}
+
+fn opt_text(s: Option<&str>) -> Val<'_> {
+    s.map_or(Val::Null, Val::Text)
+}
+
+// The big tables' rows, shared by both writers so that they store the same values.
+
+fn slice_rows(m: &Model) -> impl ExactSizeIterator<Item = [Val<'_>; 8]> + '_ {
+    m.slices.iter().map(move |s| {
+        [
+            Val::Int(s.id.into()),
+            Val::Int(s.ts),
+            Val::Int(s.dur),
+            Val::Int(s.track_id.into()),
+            opt_text(s.cat.map(|c| m.str(c))),
+            Val::Text(m.str(s.name)),
+            Val::Int(s.depth.into()),
+            opt_int(s.parent_id),
+        ]
+    })
+}
+
+fn counter_rows(m: &Model) -> impl ExactSizeIterator<Item = [Val<'_>; 4]> + '_ {
+    m.counters.iter().enumerate().map(|(id, c)| {
+        [
+            Val::Int(id as i64),
+            Val::Int(c.ts),
+            Val::Int(c.track_id.into()),
+            // SQLite stores NaN as NULL anyway; saying so keeps both writers identical.
+            if c.value.is_nan() {
+                Val::Null
+            } else {
+                Val::Real(c.value)
+            },
+        ]
+    })
+}
+
+fn sched_rows(m: &Model) -> impl ExactSizeIterator<Item = [Val<'_>; 7]> + '_ {
+    m.sched.iter().enumerate().map(move |(id, s)| {
+        [
+            Val::Int(id as i64),
+            Val::Int(s.ts),
+            Val::Int(s.dur),
+            Val::Int(s.cpu.into()),
+            Val::Int(s.utid.into()),
+            opt_text(s.end_state.map(|e| m.str(e))),
+            Val::Int(s.priority.into()),
+        ]
+    })
+}
+
+/// `order` is [`by_utid_ts`] of `m.thread_state`.
+fn thread_state_rows<'a: 'o, 'o>(
+    m: &'a Model,
+    order: &'o [(u32, StateRow)],
+) -> impl ExactSizeIterator<Item = [Val<'a>; 9]> + 'o {
+    order.iter().map(move |&(id, ref s)| {
+        [
+            Val::Int(id.into()),
+            Val::Int(s.ts),
+            Val::Int(s.dur),
+            opt_int(s.cpu),
+            Val::Int(s.utid.into()),
+            Val::Text(m.str(s.state)),
+            opt_int(s.io_wait),
+            opt_text(s.blocked_function.map(|f| m.str(f))),
+            opt_int(s.waker_utid),
+        ]
+    })
+}
+
+fn bind_val(st: &mut Statement<'_>, i: usize, v: Val<'_>) -> rusqlite::Result<()> {
+    match v {
+        Val::Null => st.raw_bind_parameter(i, rusqlite::types::Null),
+        Val::Int(x) => st.raw_bind_parameter(i, x),
+        Val::Real(x) => st.raw_bind_parameter(i, x),
+        Val::Text(x) => st.raw_bind_parameter(i, x),
+    }
+}
+
+/// Inserts rows of `N` values into `table (cols...)` with [`insert_all`].
+fn insert_vals<'a, const N: usize>(
+    conn: &Connection,
+    table: &str,
+    cols: [&str; N],
+    rows: impl ExactSizeIterator<Item = [Val<'a>; N]>,
+) -> rusqlite::Result<()> {
+    let head = format!("{table} ({})", cols.join(", "));
+    insert_all(conn, &head, N, rows, |st, i, row| {
+        for (k, v) in row.into_iter().enumerate() {
+            bind_val(st, i + k, v)?;
+        }
+        Ok(())
+    })
+}
+
+/// Writes every row of `m` with SQL INSERTs in one transaction, then builds the indexes.
+pub fn write(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
+    // rusqlite's bundled SQLite enforces foreign keys by default, which costs a lookup in
+    // the parent table for every REFERENCES column of every row. The model only produces
+    // valid references (tests check them with `PRAGMA foreign_key_check`), so enforcement is
+    // off for the bulk load and restored afterwards. (The pragma is a no-op inside a
+    // transaction, so it is set before one begins.)
+    let fk: bool = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
+    conn.execute_batch("PRAGMA foreign_keys = OFF")?;
+    let r = write_rows(conn, m);
+    if fk {
+        conn.execute_batch("PRAGMA foreign_keys = ON")?;
+    }
+    r
+}
+
+fn write_rows(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
+    let timing = std::env::var_os("SUPERPASS_TRACE_TIMING").is_some();
+    let t0 = std::time::Instant::now();
+    let lap = |what: &str| {
+        if timing {
+            eprintln!("  {what}: {:?}", t0.elapsed());
+        }
+    };
+    let tx = conn.transaction()?;
+    write_small(&tx, m)?;
+    lap("small tables");
+    insert_vals(&tx, "slice", SLICE_COLS, slice_rows(m))?;
+    insert_vals(&tx, "counter", COUNTER_COLS, counter_rows(m))?;
+    lap("slices");
+    insert_vals(&tx, "sched", SCHED_COLS, sched_rows(m))?;
+    lap("sched");
+    // thread_state is a WITHOUT ROWID table keyed by (utid, ts, id): inserted in key
+    // order, every row is an append and no index has to be sorted and built afterwards.
+    // `id` stays the row's number in time order.
+    let order = by_utid_ts(&m.thread_state);
+    insert_vals(
+        &tx,
+        "thread_state",
+        THREAD_STATE_COLS,
+        thread_state_rows(m, &order),
+    )?;
+    lap("thread_state");
+    tx.execute_batch(INDEXES_SQL)?;
+    lap("indexes");
+    tx.commit()?;
+    lap("commit");
+    Ok(())
+}
+
+/// Writes the small tables: processes, threads, tracks, SuperPass events, bounds, metadata.
+fn write_small(tx: &Connection, m: &Model) -> rusqlite::Result<()> {
+    let mut st = tx.prepare("INSERT INTO process (upid, pid, name) VALUES (?1, ?2, ?3)")?;
+    for p in &m.processes {
+        st.execute(params![p.upid, p.pid, p.name])?;
+    }
+    let pids: Vec<i32> = m.processes.iter().map(|p| p.pid).collect();
+    let mut st = tx.prepare(
+        "INSERT INTO thread (utid, tid, name, upid, is_main_thread) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for t in &m.threads {
+        let main = t
+            .upid
+            .and_then(|u| pids.get(u as usize))
+            .map(|&pid| pid == t.tid);
+        st.execute(params![t.utid, t.tid, t.name, t.upid, main])?;
+    }
+
+    let mut track =
+        tx.prepare("INSERT INTO track (id, name, type, utid, upid) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    let mut thread_track =
+        tx.prepare("INSERT INTO thread_track (id, name, utid) VALUES (?1, ?2, ?3)")?;
+    let mut process_track =
+        tx.prepare("INSERT INTO process_track (id, name, upid) VALUES (?1, ?2, ?3)")?;
+    let mut counter_track =
+        tx.prepare("INSERT INTO counter_track (id, name, upid, cpu) VALUES (?1, ?2, ?3, ?4)")?;
+    for t in &m.tracks {
+        let kind = match t.kind {
+            TrackKind::Thread => "thread",
+            TrackKind::Process => "process",
+            TrackKind::Counter => "counter",
+        };
+        track.execute(params![t.id, t.name, kind, t.utid, t.upid])?;
+        match t.kind {
+            TrackKind::Thread => thread_track.execute(params![t.id, t.name, t.utid])?,
+            TrackKind::Process => process_track.execute(params![t.id, t.name, t.upid])?,
+            TrackKind::Counter => counter_track.execute(params![t.id, t.name, t.upid, t.cpu])?,
+        };
+    }
+
+    let mut block = tx.prepare(
+        "INSERT INTO superpass_block (ts, cpu, waiter_utid, blocker_utid, lock, kind) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    let mut grant = tx.prepare(
+        "INSERT INTO superpass_grant (ts, cpu, blocker_utid, waiter_utid, root_utid, lock, \
+         depth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    let mut revoke = tx.prepare(
+        "INSERT INTO superpass_revoke (ts, cpu, blocker_utid, reason) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    let mut pick = tx.prepare("INSERT INTO superpass_pick (ts, cpu, utid) VALUES (?1, ?2, ?3)")?;
+    for r in &m.superpass {
+        match r {
+            SpRow::Block {
+                ts,
+                cpu,
+                waiter,
+                blocker,
+                lock,
+                kind,
+            } => {
+                let mut buf = [0u8; 18];
+                block.execute(params![
+                    ts,
+                    cpu,
+                    waiter,
+                    blocker,
+                    hex(*lock, &mut buf),
+                    kind
+                ])?
+            }
+            SpRow::Grant {
+                ts,
+                cpu,
+                blocker,
+                waiter,
+                root,
+                lock,
+                depth,
+            } => {
+                let mut buf = [0u8; 18];
+                grant.execute(params![
+                    ts,
+                    cpu,
+                    blocker,
+                    waiter,
+                    root,
+                    hex(*lock, &mut buf),
+                    depth
+                ])?
+            }
+            SpRow::Revoke {
+                ts,
+                cpu,
+                blocker,
+                reason,
+            } => revoke.execute(params![ts, cpu, blocker, reason])?,
+            SpRow::Pick { ts, cpu, utid } => pick.execute(params![ts, cpu, utid])?,
+        };
+    }
+
+    tx.execute(
+        "INSERT INTO trace_bounds (start_ts, end_ts) VALUES (?1, ?2)",
+        params![m.bounds.0, m.bounds.1],
+    )?;
+    let mut meta =
+        tx.prepare("INSERT INTO metadata (name, int_value, str_value) VALUES (?1, ?2, ?3)")?;
+    let d = &m.diag;
+    let ints: [(&str, i64); 8] = [
+        ("import_events", m.event_count as i64),
+        ("import_corrupt", d.corrupt as i64),
+        ("import_truncated", i64::from(d.truncated)),
+        ("import_unknown", d.unknown as i64),
+        ("import_out_of_order", d.out_of_order as i64),
+        ("import_unmatched_ends", d.unmatched_ends as i64),
+        ("import_unended_slices", d.unended_slices as i64),
+        ("import_lost_events", d.lost_events as i64),
+    ];
+    for (name, v) in ints {
+        meta.execute(params![name, v, Option::<String>::None])?;
+    }
+    let mut stat = tx.prepare(
+        "INSERT INTO stats (name, severity, value, description) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (name, severity, value, description) in crate::stats::rows(d) {
+        stat.execute(params![name, severity, value as i64, description])?;
+    }
+    meta.execute(params![
+        "import_notes",
+        Option::<i64>::None,
+        d.notes.join("\n")
+    ])?;
+    meta.execute(params![
+        "superpass_trace_version",
+        Option::<i64>::None,
+        env!("CARGO_PKG_VERSION")
+    ])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{by_utid_ts, hex};
+    use crate::model::StateRow;
+
+    #[test]
+    fn hex_matches_format() {
+        for v in [
+            0,
+            1,
+            0xf,
+            0x10,
+            0xdead_beef,
+            0xffff_8880_1234_5678,
+            u64::MAX,
+        ] {
+            let mut buf = [0u8; 18];
+            assert_eq!(hex(v, &mut buf), format!("{v:#x}"));
+        }
+    }
+
+    #[test]
+    fn thread_state_order_is_utid_ts_id() {
+        let row = |utid, ts| StateRow {
+            ts,
+            dur: -1,
+            utid,
+            state: 0,
+            cpu: None,
+            io_wait: None,
+            blocked_function: None,
+            waker_utid: None,
+        };
+        // Time order, then out of order (the fallback sort).
+        let rows = [row(2, 10), row(1, 10), row(2, 10), row(1, 20), row(3, 30)];
+        let ids = |rows: &[StateRow]| -> Vec<u32> {
+            let sorted = by_utid_ts(rows);
+            for (id, r) in &sorted {
+                assert_eq!(rows[*id as usize], *r);
+            }
+            sorted.iter().map(|(id, _)| *id).collect()
+        };
+        assert_eq!(ids(&rows), vec![1, 3, 0, 2, 4]);
+        let rows = [row(1, 20), row(1, 10), row(0, 5)];
+        assert_eq!(ids(&rows), vec![2, 1, 0]);
+        assert!(by_utid_ts(&[]).is_empty());
+    }
+}

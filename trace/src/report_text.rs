@@ -1,0 +1,282 @@
+//! The report as text tables: times in ms, relative to the trace start; "n/a" where the
+//! trace has no data for a figure.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+fn ms(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+fn ms_v(v: &Value) -> String {
+    v.as_i64().map_or_else(|| "-".to_owned(), ms)
+}
+
+fn who(v: &Value) -> String {
+    format!(
+        "{} ({})",
+        v["name"].as_str().unwrap_or(""),
+        v["tid"].as_i64().unwrap_or(-1)
+    )
+}
+
+/// A time relative to the trace start, in ms.
+fn at(ts: &Value, start: i64) -> String {
+    ts.as_i64()
+        .map_or_else(|| "-".to_owned(), |t| format!("+{} ms", ms(t - start)))
+}
+
+/// A percentage, or n/a.
+fn pct(v: &Value) -> String {
+    v.as_f64()
+        .map_or_else(|| "n/a".to_owned(), |x| format!("{:.1}%", x * 100.0))
+}
+
+fn items(v: &Value) -> String {
+    format!(
+        "asleep {} / runnable {} / running {} / unknown {} ms",
+        ms_v(&v["asleep_ns"]),
+        ms_v(&v["runnable_ns"]),
+        ms_v(&v["running_ns"]),
+        ms_v(&v["unknown_ns"])
+    )
+}
+
+/// Renders the JSON report as text tables (times in ms).
+pub fn render_text(r: &Value) -> String {
+    let mut o = String::new();
+    let t = &r["trace"];
+    let start = t["start_ts"].as_i64().unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "trace: {} ms (times below are relative to its start)",
+        ms_v(&t["duration_ns"])
+    );
+    let no_locks = r["census"].as_array().is_none_or(Vec::is_empty);
+    if no_locks {
+        let slices = r["slices"].as_i64().unwrap_or(0);
+        let _ = if slices > 0 {
+            writeln!(
+                o,
+                "\nhint: this trace has {slices} slices but no lock waits: no lockwait:/lockhold: \
+                 slices and no ART contention slices (\"Lock contention on ...\"; record the \
+                 `dalvik` atrace category). See docs/trace.md, \"Annotating locks\"."
+            )
+        } else {
+            writeln!(
+                o,
+                "\nhint: this trace has no slices at all: record atrace categories (e.g. \
+                 `dalvik`, or the app's own) or annotate locks with lockwait:/lockhold: \
+                 slices (docs/trace.md, \"Annotating locks\")."
+            )
+        };
+    }
+    let _ = writeln!(
+        o,
+        "\n== census (lockwait:* / lockhold:* / art:* ART contention) =="
+    );
+    let _ = writeln!(
+        o,
+        "{:<40} {:>7} {:>7} {:>12} {:>10} {:>10}",
+        "name", "count", "unended", "total ms", "avg ms", "max ms"
+    );
+    for c in r["census"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            o,
+            "{:<40} {:>7} {:>7} {:>12} {:>10} {:>10}",
+            c["name"].as_str().unwrap_or(""),
+            c["count"].as_i64().unwrap_or(0),
+            c["unended"].as_i64().unwrap_or(0),
+            ms_v(&c["total_ns"]),
+            ms_v(&c["avg_ns"]),
+            ms_v(&c["max_ns"])
+        );
+    }
+    let _ = writeln!(o, "\n== wait tails (ms) ==");
+    let _ = writeln!(
+        o,
+        "{:<40} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "name", "count", "p50", "p90", "p95", "p99", "max"
+    );
+    for c in r["tails"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            o,
+            "{:<40} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            c["name"].as_str().unwrap_or(""),
+            c["count"].as_i64().unwrap_or(0),
+            ms_v(&c["p50_ns"]),
+            ms_v(&c["p90_ns"]),
+            ms_v(&c["p95_ns"]),
+            ms_v(&c["p99_ns"]),
+            ms_v(&c["max_ns"])
+        );
+    }
+    let a = &r["all_waits"];
+    let holders = if a["waits_with_holder"].as_i64().unwrap_or(0) > 0 {
+        items(&a["holders_during_waits"])
+    } else {
+        "n/a (no lockhold: slice or ART owner for any wait)".to_owned()
+    };
+    let _ = writeln!(
+        o,
+        "\n== all waits: {} waits, {} ms ==\n  waiter:  {}\n  holders: {} ({} waits with a holder)",
+        a["count"],
+        ms_v(&a["total_ns"]),
+        if a["count"].as_i64().unwrap_or(0) > 0 {
+            items(&a["waiter"])
+        } else {
+            "n/a".to_owned()
+        },
+        holders,
+        a["waits_with_holder"].as_i64().unwrap_or(0),
+    );
+    let owned = a["waits_with_owner"].as_i64().unwrap_or(0);
+    if owned > 0 {
+        let _ = writeln!(
+            o,
+            "  ART names the owner of {owned} waits; the owner woke the waiter in {} of them",
+            a["woken_by_owner"]
+        );
+    }
+    let l = &r["long_waits"];
+    let _ = writeln!(
+        o,
+        "\n== long waits (>= {} ms): {}; worst itemized ==",
+        ms_v(&r["options"]["long_ns"]),
+        l["count"]
+    );
+    for w in l["worst"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            o,
+            "- {} ms on {} by {} at {}\n    waiter: {}",
+            ms_v(&w["dur"]),
+            w["lock"].as_str().unwrap_or(""),
+            who(&w["waiter"]),
+            at(&w["ts"], start),
+            items(&w["itemized"])
+        );
+        if !w["owner"].is_null() {
+            let st = &w["owner"]["state"];
+            let _ = writeln!(
+                o,
+                "    owner {}: {}\n      (runnable {} ms: the owner waited for a CPU; SuperPass removes that)",
+                who(&w["owner"]["thread"]),
+                items(st),
+                ms_v(&st["runnable_ns"])
+            );
+        }
+        for k in w["woken_by"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                o,
+                "    woken by {} at {}{}",
+                who(&k["waker"]),
+                at(&k["ts"], start),
+                if k["is_owner"].as_bool() == Some(true) {
+                    " (the owner)"
+                } else {
+                    ""
+                }
+            );
+        }
+        for h in w["overlapping_holds"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                o,
+                "    held by {} for {} ms of it: {}",
+                who(&h["holder"]),
+                ms_v(&h["overlap_ns"]),
+                items(&h["holder_state"])
+            );
+        }
+        let barging = w["barging"].as_array().map_or(0, Vec::len);
+        if barging > 0 {
+            let names: Vec<String> = w["barging"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| who(&b["thread"]))
+                .collect();
+            let _ = writeln!(o, "    barged {barging}x: {}", names.join(", "));
+        }
+    }
+    let s = &r["superpass"];
+    if s.is_null() {
+        let _ = writeln!(o, "\n== superpass: no superpass_* events in this trace ==");
+    } else {
+        let bi = &s["blocking_intervals"];
+        let _ = writeln!(
+            o,
+            "\n== superpass: {} blocks, {} grants, {} revokes, {} picks ==",
+            s["blocks"], s["grants"], s["revokes"], s["picks"]
+        );
+        let _ = writeln!(
+            o,
+            "blocking intervals: {} totalling {} ms (p50 {}, p95 {}, max {} ms)\n  critical threads: {}",
+            bi["count"],
+            ms_v(&bi["total_ns"]),
+            ms_v(&bi["p50_ns"]),
+            ms_v(&bi["p95_ns"]),
+            ms_v(&bi["max_ns"]),
+            items(&bi["waiter"])
+        );
+        let g = &s["grant_latency"];
+        let _ = writeln!(
+            o,
+            "grant -> on CPU: p50 {} ms, p95 {} ms, max {} ms ({} grants)",
+            ms_v(&g["p50_ns"]),
+            ms_v(&g["p95_ns"]),
+            ms_v(&g["max_ns"]),
+            g["count"]
+        );
+        let br = &s["blocker_runnable"];
+        let _ = writeln!(
+            o,
+            "blockers runnable while blocking: {} ms before grant, {} ms after",
+            ms_v(&br["before_grant_ns"]),
+            ms_v(&br["after_grant_ns"])
+        );
+        for b in s["blockers"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                o,
+                "- blocker {}: {} blocks, {} ms blocking, {} grants; {}",
+                who(&b["blocker"]),
+                b["blocks"],
+                ms_v(&b["blocked_ns"]),
+                b["grants"],
+                items(&b["state"])
+            );
+        }
+    }
+    if let Some(c) = r.get("versus_baseline") {
+        let _ = writeln!(o, "\n== versus baseline (SuperPass off) ==");
+        for (k, label) in [
+            (
+                "waiter_runnable_share",
+                "waiters' runnable share of wait time",
+            ),
+            (
+                "holder_runnable_share",
+                "holders' runnable share of wait time",
+            ),
+        ] {
+            let v = &c[k];
+            let removed = v["removed"].as_f64().map_or_else(
+                || "n/a: no waits to compare".to_owned(),
+                |x| format!("removed {:.1} points", x * 100.0),
+            );
+            let _ = writeln!(
+                o,
+                "{label}: baseline {} -> {} ({removed})",
+                pct(&v["baseline"]),
+                pct(&v["current"])
+            );
+        }
+        let _ = writeln!(
+            o,
+            "total wait time: baseline {} ms -> {} ms",
+            ms_v(&c["baseline_wait_total_ns"]),
+            ms_v(&c["wait_total_ns"])
+        );
+    }
+    o
+}

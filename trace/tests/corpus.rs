@@ -1,0 +1,175 @@
+//! Real third-party traces (`tests/data`, origins and licences in its README): each
+//! imports, and its row counts equal the counts the trace itself gives, as computed
+//! independently by `tests/data/pin_counts.py` (Perfetto's schema, or line matching).
+
+use rusqlite::Connection;
+use superpass_trace::import::{self, Format};
+
+struct Case {
+    file: &'static str,
+    formats: &'static [Format],
+    /// sched_switch events = `sched` rows.
+    switches: i64,
+    /// Slice begins and instants = `slice` rows.
+    slices: i64,
+    /// Counter samples (atrace `C|`, cpu_idle, cpu_frequency, track-event counters).
+    counters: i64,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        file: "catapult_android_systrace.html.gz",
+        formats: &[Format::Gzip, Format::SystraceHtml, Format::FtraceText],
+        switches: 11074,
+        slices: 5984,
+        counters: 1611,
+    },
+    Case {
+        file: "catapult_atrace.ctrace",
+        formats: &[Format::Ctrace, Format::FtraceText],
+        switches: 0,
+        slices: 480,
+        counters: 88,
+    },
+    Case {
+        file: "catapult_atrace_data.txt",
+        formats: &[Format::FtraceText],
+        switches: 72,
+        slices: 0,
+        counters: 0,
+    },
+    Case {
+        file: "ms_android12_cpu_sampling.pftrace.gz",
+        formats: &[Format::Gzip, Format::Perfetto],
+        switches: 24698,
+        slices: 0,
+        counters: 8032,
+    },
+    Case {
+        file: "ms_android_sched.perfetto-trace.gz",
+        formats: &[Format::Gzip, Format::Perfetto],
+        switches: 15267,
+        slices: 1,
+        counters: 11855,
+    },
+    Case {
+        file: "ms_chrome.pftrace.gz",
+        formats: &[Format::Gzip, Format::Perfetto],
+        switches: 0,
+        slices: 146133,
+        counters: 0,
+    },
+];
+
+fn path(file: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(file)
+}
+
+fn count(conn: &Connection, sql: &str) -> i64 {
+    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn corpus_row_counts_match_the_traces() {
+    for c in CASES {
+        let bytes = std::fs::read(path(c.file)).unwrap();
+        let (conn, s) =
+            import::import_in_memory(&bytes).unwrap_or_else(|e| panic!("{}: {e}", c.file));
+        let mut formats = s.containers.clone();
+        formats.push(s.format);
+        assert_eq!(formats, c.formats, "{}", c.file);
+        assert_eq!(
+            count(&conn, "SELECT COUNT(*) FROM sched"),
+            c.switches,
+            "{}",
+            c.file
+        );
+        assert_eq!(
+            count(&conn, "SELECT COUNT(*) FROM slice"),
+            c.slices,
+            "{}",
+            c.file
+        );
+        assert_eq!(
+            count(&conn, "SELECT COUNT(*) FROM counter"),
+            c.counters,
+            "{}",
+            c.file
+        );
+        // Every slice is on a named thread or a process/async track, and the trace spans
+        // a plausible capture (not days, as unconverted clocks gave).
+        let span = count(&conn, "SELECT end_ts - start_ts FROM trace_bounds");
+        assert!(
+            (0..3_600_000_000_000).contains(&span),
+            "{}: {span} ns",
+            c.file
+        );
+        assert_eq!(
+            count(&conn, "SELECT COUNT(*) FROM pragma_foreign_key_check"),
+            0,
+            "{}",
+            c.file
+        );
+    }
+}
+
+#[test]
+fn text_traces_name_threads_and_processes() {
+    let bytes = std::fs::read(path("catapult_android_systrace.html.gz")).unwrap();
+    let (conn, _) = import::import_in_memory(&bytes).unwrap();
+    // Every thread that wrote a line or was switched has a name; atrace slices carry the
+    // process name of their pid (from its main thread).
+    assert_eq!(
+        count(&conn, "SELECT COUNT(*) FROM thread WHERE name IS NULL"),
+        0
+    );
+    let unnamed = count(
+        &conn,
+        "SELECT COUNT(*) FROM thread_slice WHERE process_name IS NULL",
+    );
+    assert_eq!(unnamed, 0);
+    assert!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM counter_track WHERE name = 'VSYNC'"
+        ) > 0
+    );
+}
+
+#[test]
+fn chrome_default_tracks_and_clocks() {
+    let bytes = std::fs::read(path("ms_chrome.pftrace.gz")).unwrap();
+    let (conn, s) = import::import_in_memory(&bytes).unwrap();
+    // Track events on the sequences' default tracks land on their threads.
+    let on_threads = count(&conn, "SELECT COUNT(*) FROM thread_slice");
+    assert!(on_threads * 10 > 146133 * 9, "{on_threads}");
+    // Legacy async phases are not imported, and say so by phase.
+    assert!(s
+        .diag
+        .skipped
+        .keys()
+        .any(|k| k.starts_with("track_event:legacy_phase_")));
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM stats WHERE name LIKE 'clock:%'"
+        ),
+        0
+    );
+}
+
+#[test]
+fn a_trace_of_nothing_importable_says_what_it_holds() {
+    let bytes = std::fs::read(path("ms_android_gpu.pftrace.gz")).unwrap();
+    let (conn, s) = import::import_in_memory(&bytes).unwrap();
+    assert_eq!(s.events, 0);
+    let gpu = count(
+        &conn,
+        "SELECT value FROM stats WHERE name = 'packet:gpu_counter_event'",
+    );
+    // pin_counts.py: 5783 packets carry gpu_counter_event.
+    assert_eq!(gpu, 5783);
+    assert!(s.to_string().contains("no events imported"), "{s}");
+}
