@@ -3,7 +3,7 @@
 //! `/dev/superpass` ioctls: decoded and applied by superpass-core's `abi`.
 //!
 //! Only what the platform alone can decide is done here: whether the command exists, whether the
-//! caller may change state (`CAP_SYS_NICE`), copying the message in and out of user memory, and
+//! caller may run it (`CAP_SYS_NICE` for [`abi::needs_privilege`] commands), copying the message in and out of user memory, and
 //! whether the TIDs it names exist. The buffer is allocated before the engine lock is taken.
 
 use kernel::prelude::*;
@@ -19,7 +19,7 @@ pub(crate) fn ioctl(cmd: u32, arg: usize) -> Result<(), AbiError> {
         return Err(AbiError::UnknownCommand);
     }
     // SAFETY: plain call; checks the current task's credentials.
-    if abi::is_mutating(cmd) && !unsafe { ffi::sp_capable_sys_nice() } {
+    if abi::needs_privilege(cmd) && !unsafe { ffi::sp_capable_sys_nice() } {
         return Err(AbiError::NotPermitted);
     }
     let size = abi::ioc_size(cmd);

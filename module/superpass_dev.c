@@ -26,7 +26,8 @@ static struct miscdevice sp_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "superpass",
 	.fops = &sp_fops,
-	.mode = 0666,
+	/* Root only until ueventd applies the platform's owner and mode. */
+	.mode = 0600,
 };
 
 static bool sp_misc_registered, sp_testdev_registered;
@@ -46,6 +47,7 @@ int sp_c_init(u64 *active_mask, u64 *busy_mask)
 	int r;
 
 	sp_sched_init();
+	sp_trace_init();
 	r = misc_register(&sp_misc);
 	if (r)
 		return r;

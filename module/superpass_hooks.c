@@ -28,7 +28,9 @@
 
 #include <linux/module.h>
 #include <linux/pid.h>
+#include <linux/random.h>
 #include <linux/rcupdate.h>
+#include <linux/siphash.h>
 #include <linux/capability.h>
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
@@ -92,14 +94,31 @@ bool sp_tid_exists(s32 tid)
 	return ok;
 }
 
+/*
+ * Tracepoints name a lock by a keyed hash of its address, stable for the
+ * boot: trace readers can still match events on one lock, but the trace does
+ * not hand kernel addresses (a KASLR leak) to whoever may read it.
+ */
+static siphash_key_t sp_lock_key;
+
+void sp_trace_init(void)
+{
+	get_random_bytes(&sp_lock_key, sizeof(sp_lock_key));
+}
+
+static u64 sp_lock_id(u64 lock)
+{
+	return lock ? siphash_1u64(lock, &sp_lock_key) : 0;
+}
+
 void sp_trace_block(s32 waiter, s32 blocker, u64 lock, u32 kind)
 {
-	trace_superpass_block(waiter, blocker, lock, kind);
+	trace_superpass_block(waiter, blocker, sp_lock_id(lock), kind);
 }
 
 void sp_trace_grant(s32 blocker, s32 waiter, s32 root, u64 lock, u32 depth)
 {
-	trace_superpass_grant(blocker, waiter, root, lock, depth);
+	trace_superpass_grant(blocker, waiter, root, sp_lock_id(lock), depth);
 }
 
 void sp_trace_revoke(s32 blocker, u32 reason)

@@ -120,6 +120,9 @@ void sp_probe_free_task(void *d, struct task_struct *p);
 void sp_sched_init(void);
 void sp_sched_exit(void);
 
+/* Draws the key of the lock ids the tracepoints print (superpass_hooks.c). */
+void sp_trace_init(void);
+
 /* ---- hook registration (superpass_hooks.c) ---- */
 void sp_attach_all(u64 *active_mask, u64 *busy_mask);
 void sp_detach_normal(void);

@@ -3,8 +3,8 @@
  * SuperPass tracepoints (TRACE_SYSTEM superpass). The text format is
  * key=value pairs, parsed by superpass-trace (trace/src/superpass.rs):
  *
- *   superpass_block: waiter=123 blocker=456 lock=0xffff888012345678 kind=mutex
- *   superpass_grant: blocker=456 waiter=123 root=123 lock=0xffff888012345678 depth=1
+ *   superpass_block: waiter=123 blocker=456 lock=0x5be0cd19137e2179 kind=mutex
+ *   superpass_grant: blocker=456 waiter=123 root=123 lock=0x5be0cd19137e2179 depth=1
  *   superpass_revoke: blocker=456 reason=released
  *   superpass_pick: cpu=1 tid=456
  */

@@ -106,12 +106,20 @@ pub const COMMANDS: [(&str, u32); 10] = [
     ("GET_CRITICAL", GET_CRITICAL),
 ];
 
-/// True if `cmd` changes state, and so needs `CAP_SYS_NICE`.
+/// True if `cmd` changes state.
 pub const fn is_mutating(cmd: u32) -> bool {
     matches!(
         cmd,
         SET_CRITICAL | ADD_CRITICAL | REMOVE_CRITICAL | SET_ENABLED | SET_TUNABLES | RESET_STATS
     )
+}
+
+/// True if `cmd` needs `CAP_SYS_NICE`: every change, and the reads that reveal which threads
+/// are critical or what they wait on (the critical set names the foreground app's threads; the
+/// statistics follow its blocking), which would otherwise tell any process which app is in
+/// front.
+pub const fn needs_privilege(cmd: u32) -> bool {
+    is_mutating(cmd) || matches!(cmd, GET_CRITICAL | GET_STATS)
 }
 
 /// Bits of [`StatsMsg::active_mask`]: which hooks and mechanisms the platform attached.
