@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sp-futex: the priority-inversion scenario on userspace locks, and the cost
- * of the futex hooks.
+ * sp-futex: the priority-inversion scenario on userspace locks (the futex
+ * hooks' cost is measured by sp-overhead).
  *
  * usage: sp-futex -l hint|pi|plain [-m off,on] [-d SECS] [-H HOGS]
  *                 [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US]
  *                 [-R MIN_REDUCTION_PCT] [-G MAX_GROWTH_PCT] [-N MIN_WAITS]
- *        sp-futex -b ITERS
  *        sp-futex -x ITERS
  *
  * The lock is one of:
@@ -26,13 +25,6 @@
  * unless on cuts the p99.9 wait by at least X% against off; -G X fails if on's
  * p99.9 is more than X% above off's; a mode with fewer than MIN_WAITS waits
  * (default 1000: a p99.9 needs them) fails either check.
- *
- * -b ITERS measures the futex hooks' cost, with SuperPass off and then on (a
- * sleeping thread registered as critical, so the hooks' gates are open), in
- * one boot: an uncontended FUTEX_WAKE (a syscall that finds no waiter) and a
- * ping-pong of two threads that wake each other through FUTEX_WAIT/WAKE, once
- * plain and once with owner hints. It prints ns per operation per mode and
- * the on/off ratios.
  *
  * -x ITERS only exercises the futex paths, without /dev/superpass (for the
  * hook test): 4 threads each take a PI mutex and the owner-word lock ITERS
@@ -216,113 +208,6 @@ static int run_mode(const char *mode, struct mode_result *r)
 	return 0;
 }
 
-/* ---- -b: the hooks' cost ---- */
-
-static long bench_iters;
-static uint32_t pp_word[2];
-static atomic_int pp_tid[2];
-static int pp_hinted;
-
-static long futex(uint32_t *w, int op, uint32_t val, void *uaddr2)
-{
-	return syscall(SYS_futex, w, op, val, NULL, uaddr2, 0);
-}
-
-/*
- * Player @me waits while its word is 0, then clears it, sets the other's and
- * wakes it: one round trip is two waits and two wakes.
- */
-static void *pp_player(void *arg)
-{
-	int me = (int)(long)arg, other = !me;
-
-	atomic_store(&pp_tid[me], superpass_gettid());
-	while (!atomic_load(&pp_tid[other]))
-		;
-	for (long i = 0; i < bench_iters; i++) {
-		if (me == 1 || i > 0) {
-			while (!__atomic_load_n(&pp_word[me], __ATOMIC_ACQUIRE))
-				futex(&pp_word[me], FUTEX_WAIT_PRIVATE, 0,
-				      pp_hinted ? (void *)(uintptr_t)atomic_load(&pp_tid[other]) : NULL);
-			__atomic_store_n(&pp_word[me], 0, __ATOMIC_RELAXED);
-		}
-		__atomic_store_n(&pp_word[other], 1, __ATOMIC_RELEASE);
-		futex(&pp_word[other], FUTEX_WAKE_PRIVATE, 1, NULL);
-	}
-	return NULL;
-}
-
-static double pingpong_ns(int hinted)
-{
-	pthread_t a, b;
-	uint64_t t0;
-
-	pp_hinted = hinted;
-	pp_word[0] = pp_word[1] = 0;
-	atomic_store(&pp_tid[0], 0);
-	atomic_store(&pp_tid[1], 0);
-	t0 = now_ns();
-	pthread_create(&a, NULL, pp_player, (void *)0L);
-	pthread_create(&b, NULL, pp_player, (void *)1L);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
-	return (double)(now_ns() - t0) / bench_iters;
-}
-
-static double wake_ns(void)
-{
-	uint32_t w = 0;
-	uint64_t t0 = now_ns();
-
-	for (long i = 0; i < bench_iters; i++)
-		futex(&w, FUTEX_WAKE_PRIVATE, 1, NULL);
-	return (double)(now_ns() - t0) / bench_iters;
-}
-
-static void *sleeper(void *arg)
-{
-	atomic_store((atomic_int *)arg, superpass_gettid());
-	while (!atomic_load(&stop_all))
-		usleep(100000);
-	return NULL;
-}
-
-static int bench(void)
-{
-	static const char *const what[3] = { "wake_uncontended", "pingpong", "pingpong_hinted" };
-	double ns[2][3];
-	atomic_int stid = 0;
-	pthread_t st;
-
-	/* A registered critical thread that never waits: the gates open, no wait matters. */
-	pthread_create(&st, NULL, sleeper, &stid);
-	while (!atomic_load(&stid))
-		usleep(1000);
-	for (int on = 0; on < 2; on++) {
-		struct sp_critical_one c = { SP_HDR(struct sp_critical_one), { atomic_load(&stid), SP_ROLE_UI } };
-
-		if (sp_enable(on) || (on && sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL")))
-			return 1;
-		/* Warm up, then measure each case. */
-		wake_ns();
-		ns[on][0] = wake_ns();
-		ns[on][1] = pingpong_ns(0);
-		ns[on][2] = pingpong_ns(1);
-	}
-	sp_enable(0);
-	atomic_store(&stop_all, 1);
-	pthread_join(st, NULL);
-	printf("futex hook cost, %ld iterations per case (ns per op; ping-pong: per round trip)\n",
-	       bench_iters);
-	printf("%-18s %10s %10s %7s\n", "case", "off", "on", "on/off");
-	for (int i = 0; i < 3; i++) {
-		printf("%-18s %10.0f %10.0f %7.3f\n", what[i], ns[0][i], ns[1][i], ns[1][i] / ns[0][i]);
-		printf("M %s_off_ns %.0f\nM %s_on_ns %.0f\nM %s_ratio %.3f\n", what[i], ns[0][i],
-		       what[i], ns[1][i], what[i], ns[1][i] / ns[0][i]);
-	}
-	return 0;
-}
-
 static long exercise_iters;
 
 static void *exerciser(void *arg)
@@ -365,7 +250,7 @@ int main(int argc, char **argv)
 	pthread_t hogs[MAX_THREADS], hold;
 	pthread_mutexattr_t ma;
 
-	while ((opt = getopt(argc, argv, "l:m:d:H:w:o:p:R:G:N:b:x:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:m:d:H:w:o:p:R:G:N:x:")) != -1) {
 		switch (opt) {
 		case 'l': kind_name = optarg; break;
 		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
@@ -377,7 +262,6 @@ int main(int argc, char **argv)
 		case 'R': min_reduction = atof(optarg); break;
 		case 'G': max_growth = atof(optarg); break;
 		case 'N': min_waits = atol(optarg); break;
-		case 'b': bench_iters = atol(optarg); break;
 		case 'x': exercise_iters = atol(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of sp-futex.c\n");
@@ -391,8 +275,6 @@ int main(int argc, char **argv)
 		perror("open /dev/superpass (load superpass.ko)");
 		return 2;
 	}
-	if (bench_iters > 0)
-		return bench();
 	if (!kind_name || (strcmp(kind_name, "hint") && strcmp(kind_name, "pi") && strcmp(kind_name, "plain"))) {
 		fprintf(stderr, "-l: hint, pi or plain\n");
 		return 2;

@@ -9,8 +9,16 @@
  *             wakeups each, through every scheduler hook), both pinned to
  *             CPU 0 so that idle-exit latency (large under TCG) stays out of
  *             the number. ns per round trip.
+ *   futexwake COUNT FUTEX_WAKE calls on a futex nobody waits on (the
+ *             uncontended unlock's syscall: do_futex and the wake probes).
+ *   futexpp   COUNT round trips between two threads (pinned to CPU 0) that
+ *             wake each other through FUTEX_WAIT/FUTEX_WAKE: every futex
+ *             hook on the wait and the wake side.
+ *   futexpp-hint  the same, each FUTEX_WAIT naming the other thread as the
+ *             holder (an owner hint): the hint stash and its check too.
  *
- * usage: sp-overhead mutex|pingpong [COUNT]       prints the ns value only
+ * usage: sp-overhead mutex|pingpong|futexwake|futexpp|futexpp-hint [COUNT]
+ *        prints the ns value only
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -21,6 +29,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
 
 static int a[2], b[2];
 static long count;
@@ -44,6 +55,49 @@ static void *pong(void *x)
 	return NULL;
 }
 
+static uint32_t word[2];
+static atomic_int tid[2];
+static int hinted;
+
+static long futex(uint32_t *w, int op, uint32_t val, void *uaddr2)
+{
+	return syscall(SYS_futex, w, op, val, NULL, uaddr2, 0);
+}
+
+/*
+ * Player @me waits while its word is 0, clears it, sets the other's and
+ * wakes it: a round trip is two waits and two wakes.
+ */
+static void *player(void *arg)
+{
+	int me = (int)(long)arg, other = !me;
+
+	atomic_store(&tid[me], (int)syscall(SYS_gettid));
+	while (!atomic_load(&tid[other]))
+		sched_yield();
+	for (long i = 0; i < count; i++) {
+		if (me == 1 || i > 0) {
+			while (!__atomic_load_n(&word[me], __ATOMIC_ACQUIRE))
+				futex(&word[me], FUTEX_WAIT_PRIVATE, 0,
+				      hinted ? (void *)(uintptr_t)atomic_load(&tid[other]) : NULL);
+			__atomic_store_n(&word[me], 0, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&word[other], 1, __ATOMIC_RELEASE);
+		futex(&word[other], FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+	return NULL;
+}
+
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	/* Threads created afterwards inherit the affinity. */
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 int main(int argc, char **argv)
 {
 	char c = 'x';
@@ -55,19 +109,30 @@ int main(int argc, char **argv)
 	count = argc > 2 ? atol(argv[2]) : 20000;
 	if (pipe(a) || pipe(b))
 		return 2;
-	if (!strcmp(argv[1], "mutex")) {
+	if (!strcmp(argv[1], "futexwake")) {
+		uint32_t w = 0;
+
+		t = now_ns();
+		for (long i = 0; i < count; i++)
+			futex(&w, FUTEX_WAKE_PRIVATE, 1, NULL);
+	} else if (!strcmp(argv[1], "futexpp") || !strcmp(argv[1], "futexpp-hint")) {
+		pthread_t p0;
+
+		hinted = !strcmp(argv[1], "futexpp-hint");
+		pin_cpu0();
+		t = now_ns();
+		pthread_create(&p0, NULL, player, (void *)0L);
+		pthread_create(&th, NULL, player, (void *)1L);
+		pthread_join(p0, NULL);
+		pthread_join(th, NULL);
+	} else if (!strcmp(argv[1], "mutex")) {
 		t = now_ns();
 		for (long i = 0; i < count; i++) {
 			if (write(a[1], &c, 1) != 1 || read(a[0], &c, 1) != 1)
 				return 1;
 		}
-	} else {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(0, &set);
-		/* The pong thread inherits the affinity. */
-		sched_setaffinity(0, sizeof(set), &set);
+	} else if (!strcmp(argv[1], "pingpong")) {
+		pin_cpu0();
 		pthread_create(&th, NULL, pong, NULL);
 		t = now_ns();
 		for (long i = 0; i < count; i++) {
@@ -75,6 +140,9 @@ int main(int argc, char **argv)
 				return 1;
 		}
 		pthread_join(th, NULL);
+	} else {
+		fprintf(stderr, "sp-overhead: unknown benchmark %s\n", argv[1]);
+		return 2;
 	}
 	printf("%.1f\n", (double)(now_ns() - t) / count);
 	return 0;
