@@ -97,11 +97,20 @@ impl Drop for Guard {
         let (waits, futex_waits) = e.detector().waits().fold((0, 0), |(n, f), w| {
             (n + 1, f + u32::from(w.kind == LockKind::Futex))
         });
+        let (interest, boosted_lanes) = e.lanes();
         let enabled = e.enabled();
         // SAFETY: the lock is held (type invariant); the mirrors are published under it so
         // that they never go backwards, then the lock is released exactly once.
         unsafe {
-            ffi::sp_publish(boosted, critical, waits, futex_waits, enabled);
+            ffi::sp_publish(
+                boosted,
+                critical,
+                waits,
+                futex_waits,
+                interest,
+                boosted_lanes,
+                enabled,
+            );
             ffi::sp_engine_unlock(self.flags);
         }
     }

@@ -42,7 +42,7 @@ long sp_ioctl(unsigned int cmd, unsigned long arg);
 unsigned long sp_engine_lock(void);
 void sp_engine_unlock(unsigned long flags);
 void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
-		bool enabled);
+		u64 interest_lanes, u64 boosted_lanes, bool enabled);
 u64 sp_now(void);
 bool sp_capable_sys_nice(void);
 bool sp_tid_exists(s32 tid);

@@ -43,7 +43,7 @@
 
 void sp_probe_rtmutex_wait_start(void *d, struct rt_mutex_base *lock)
 {
-	if (!sp_waits_matter())
+	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	/* wait_lock is held: the owner cannot change under us. */
 	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)lock,
@@ -54,7 +54,7 @@ void sp_probe_rtmutex_wait_start(void *d, struct rt_mutex_base *lock)
 
 void sp_probe_rtmutex_wait_finish(void *d, struct rt_mutex_base *lock)
 {
-	if (!sp_waits_matter())
+	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)lock);
 }
@@ -119,14 +119,15 @@ void sp_probe_futex_wait_start(void *d, unsigned int flags, u32 bitset)
 		return;
 	h->task = NULL;
 	owner = h->owner;
-	if (h->switches != sp_switches(current) || !sp_waits_matter())
+	if (h->switches != sp_switches(current) || !sp_waits_matter() ||
+	    !sp_may_matter(current->pid))
 		return;
 	sp_hook_futex_wait(sp_now(), current->pid, owner);
 }
 
 void sp_probe_futex_wait_end(void *d, unsigned int flags, u32 bitset)
 {
-	if (!sp_futex_waits_matter())
+	if (!sp_futex_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_futex_wait_end(sp_now(), current->pid);
 }

@@ -48,6 +48,8 @@ atomic_t sp_nr_boosted = ATOMIC_INIT(0);
 atomic_t sp_nr_critical = ATOMIC_INIT(0);
 atomic_t sp_nr_waits = ATOMIC_INIT(0);
 atomic_t sp_nr_futex_waits = ATOMIC_INIT(0);
+atomic64_t sp_interest_lanes = ATOMIC64_INIT(0);
+atomic64_t sp_boosted_lanes = ATOMIC64_INIT(0);
 
 unsigned long sp_engine_lock(void)
 {
@@ -63,8 +65,10 @@ void sp_engine_unlock(unsigned long flags)
 }
 
 void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
-		bool enabled)
+		u64 interest_lanes, u64 boosted_lanes, bool enabled)
 {
+	atomic64_set(&sp_interest_lanes, interest_lanes);
+	atomic64_set(&sp_boosted_lanes, boosted_lanes);
 	atomic_set(&sp_nr_boosted, nr_boosted);
 	atomic_set(&sp_nr_critical, nr_critical);
 	atomic_set(&sp_nr_waits, nr_waits);
@@ -231,7 +235,12 @@ void sp_attach_all(u64 *active_mask, u64 *busy_mask)
 	SP_ATTACH(SPH_ENQUEUE, android_rvh_enqueue_task, sp_probe_enqueue);
 	SP_ATTACH(SPH_DEQUEUE, android_rvh_dequeue_task, sp_probe_dequeue);
 	SP_ATTACH(SPH_PICK, android_rvh_replace_next_task_fair, sp_probe_replace_next);
+#ifdef SP_ACK_6_6
+	/* 6.6 has no _fair suffix on the wakeup-preemption hook. */
+	SP_ATTACH(SPH_PREEMPT, android_rvh_check_preempt_wakeup, sp_probe_preempt);
+#else
 	SP_ATTACH(SPH_PREEMPT, android_rvh_check_preempt_wakeup_fair, sp_probe_preempt);
+#endif
 	SP_ATTACH(SPH_SELECT, android_rvh_select_task_rq_fair, sp_probe_select);
 	SP_ATTACH(SPH_TICK, android_rvh_tick_entry, sp_probe_tick);
 	/*

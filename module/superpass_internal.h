@@ -27,6 +27,30 @@ extern atomic_t sp_nr_critical;
 extern atomic_t sp_nr_waits;
 /* Of those, owner-hinted futex waits. */
 extern atomic_t sp_nr_futex_waits;
+/*
+ * Engine::lanes(): bit (tid % 64) clear proves the task is not critical,
+ * not boosted and has no tracked wait (interest), or is not boosted
+ * (boosted). They keep the engine lock off the probes of unrelated tasks.
+ */
+extern atomic64_t sp_interest_lanes;
+extern atomic64_t sp_boosted_lanes;
+
+static inline bool sp_lane(atomic64_t *lanes, pid_t tid)
+{
+	return atomic64_read(lanes) & (1ULL << ((u32)tid % 64));
+}
+
+/* Whether a lock wait by @tid could matter (it may be critical, boosted or waiting). */
+static inline bool sp_may_matter(pid_t tid)
+{
+	return sp_lane(&sp_interest_lanes, tid);
+}
+
+/* Whether @tid may be boosted. */
+static inline bool sp_may_be_boosted(pid_t tid)
+{
+	return sp_lane(&sp_boosted_lanes, tid);
+}
 
 static inline bool sp_waits_matter(void)
 {
@@ -106,11 +130,22 @@ void sp_probe_futex_wake_up_q_finish(void *d, int nr_wake, int target_nr);
 /* ---- scheduler probes (superpass_sched.c), restricted hooks but free_task ---- */
 void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p, int flags);
 void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p, int flags);
+#ifdef SP_ACK_6_6
+/* android15-6.6 prototypes (module/Kbuild: SUPERPASS_ACK=6.6). */
+void sp_probe_replace_next(void *d, struct rq *rq, struct task_struct **p,
+			   struct sched_entity **se, bool *repick, bool simple,
+			   struct task_struct *prev);
+void sp_probe_preempt(void *d, struct rq *rq, struct task_struct *p,
+		      bool *preempt, bool *nopreempt, int wake_flags,
+		      struct sched_entity *se, struct sched_entity *pse,
+		      int next_buddy_marked);
+#else
 void sp_probe_replace_next(void *d, struct rq *rq, struct task_struct **p,
 			   struct task_struct *prev);
 void sp_probe_preempt(void *d, struct rq *rq, struct task_struct *p,
 		      bool *preempt, bool *nopreempt, int wake_flags,
 		      struct sched_entity *se, struct sched_entity *pse);
+#endif
 void sp_probe_select(void *d, struct task_struct *p, int prev_cpu,
 		     int sd_flag, int wake_flags, int *new_cpu);
 void sp_probe_tick(void *d, struct rq *rq);

@@ -56,7 +56,7 @@ s32 sp_owner_tid(unsigned long word, unsigned long flags_mask)
 
 void sp_probe_mutex_wait_start(void *d, struct mutex *lock)
 {
-	if (!sp_waits_matter())
+	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)lock,
 			   SP_KIND_MUTEX,
@@ -66,7 +66,7 @@ void sp_probe_mutex_wait_start(void *d, struct mutex *lock)
 
 void sp_probe_mutex_wait_finish(void *d, struct mutex *lock)
 {
-	if (!sp_waits_matter())
+	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)lock);
 }
@@ -114,7 +114,7 @@ static s32 sp_rwsem_writer(struct rw_semaphore *sem)
 
 void sp_probe_rwsem_read_wait_start(void *d, struct rw_semaphore *sem)
 {
-	if (!sp_waits_matter())
+	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)sem,
 			   SP_KIND_RWSEM_READ, sp_rwsem_writer(sem));
@@ -122,7 +122,7 @@ void sp_probe_rwsem_read_wait_start(void *d, struct rw_semaphore *sem)
 
 void sp_probe_rwsem_write_wait_start(void *d, struct rw_semaphore *sem)
 {
-	if (!sp_waits_matter())
+	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)sem,
 			   SP_KIND_RWSEM_WRITE, sp_rwsem_writer(sem));
@@ -130,7 +130,7 @@ void sp_probe_rwsem_write_wait_start(void *d, struct rw_semaphore *sem)
 
 void sp_probe_rwsem_wait_finish(void *d, struct rw_semaphore *sem)
 {
-	if (!sp_waits_matter())
+	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)sem);
 }

@@ -52,6 +52,8 @@ mod ffi {
             nr_critical: u32,
             nr_waits: u32,
             nr_futex_waits: u32,
+            interest_lanes: u64,
+            boosted_lanes: u64,
             enabled: bool,
         );
         pub(crate) fn sp_now() -> u64;

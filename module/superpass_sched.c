@@ -49,12 +49,26 @@ void *sp_task_lookup(s32 tid)
 	return p;
 }
 
+/*
+ * True if @p is a delayed-dequeue sleeper (6.12's EEVDF keeps a sleeping
+ * task queued until its lag is spent). 6.6 has no delayed dequeue and no
+ * se.sched_delayed: a queued task there is runnable.
+ */
+static inline bool sp_se_delayed(struct task_struct *p)
+{
+#ifdef SP_ACK_6_6
+	return false;
+#else
+	return READ_ONCE(p->se.sched_delayed);
+#endif
+}
+
 /* The CPU whose runqueue holds @task, or -1 (a racy hint: only used to kick). */
 s32 sp_task_queued_cpu(void *task)
 {
 	struct task_struct *p = task;
 
-	if (READ_ONCE(p->on_rq) != TASK_ON_RQ_QUEUED || READ_ONCE(p->se.sched_delayed))
+	if (READ_ONCE(p->on_rq) != TASK_ON_RQ_QUEUED || sp_se_delayed(p))
 		return -1;
 	return task_cpu(p);
 }
@@ -69,7 +83,7 @@ bool sp_task_queued_on(void *rqv, void *task)
 	struct task_struct *p = task;
 
 	return task_cpu(p) == cpu_of(rq) && task_on_rq_queued(p) &&
-	       !p->se.sched_delayed;
+	       !sp_se_delayed(p);
 }
 
 /*
@@ -84,7 +98,7 @@ bool sp_task_pickable(void *rqv, void *task)
 
 	return fair && p != rq->idle && task_cpu(p) == cpu_of(rq) &&
 	       task_on_rq_queued(p) && p->sched_class == fair &&
-	       !p->se.sched_delayed;
+	       !sp_se_delayed(p);
 }
 
 /* Runs on the kicked CPU, in hardirq: what resched_curr() does locally. */
@@ -180,7 +194,7 @@ void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p,
 			     int flags)
 {
 	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
-	if (!sp_boosting() || !sp_is_fair(p))
+	if (!sp_boosting() || !sp_may_be_boosted(p->pid) || !sp_is_fair(p))
 		return;
 	if (sp_hook_enqueue(sp_now(), cpu_of(rq), p->pid, p))
 		sp_resched_rq(rq);
@@ -189,24 +203,73 @@ void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p,
 void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
 			     int flags)
 {
-	if (!sp_boosting())
+	if (!sp_boosting() || !sp_may_be_boosted(p->pid))
 		return;
 	sp_hook_dequeue(sp_now(), cpu_of(rq), p->pid);
 }
 
-void sp_probe_replace_next(void *d, struct rq *rq,
-				  struct task_struct **p,
-				  struct task_struct *prev)
+/* The task to run instead of CFS's choice @next (NULL: keep it). */
+static struct task_struct *sp_replace_next(struct rq *rq,
+					   struct task_struct *next)
 {
-	struct task_struct *next = *p, *t;
+	struct task_struct *t;
 
 	if (next && unlikely(!READ_ONCE(sp_fair_class)))
 		WRITE_ONCE(sp_fair_class, next->sched_class);
 	if (!sp_boosting())
-		return;
+		return NULL;
 	t = sp_hook_pick(sp_now(), rq, cpu_of(rq), next ? next->pid : 0);
 	/* sp_hook_pick() validated t with sp_task_pickable() under rq's lock. */
-	if (t && t != next)
+	return t != next ? t : NULL;
+}
+
+static void sp_preempt(struct rq *rq, struct task_struct *p, bool *preempt)
+{
+	if (!sp_boosting() || !sp_may_be_boosted(p->pid))
+		return;
+	if (sp_hook_preempt(sp_now(), cpu_of(rq), rq->curr->pid, p->pid))
+		*preempt = true;
+}
+
+#ifdef SP_ACK_6_6
+/*
+ * android15-6.6 calls this hook twice in pick_next_task_fair(). Only the
+ * group-scheduling call (!simple) has CFS's choice in *p and lets the
+ * kernel switch entities with *se; on the simple path the probe would
+ * have to call set_next_entity() itself, which GKI does not export, so
+ * the fast track leaves that path alone.
+ */
+void sp_probe_replace_next(void *d, struct rq *rq, struct task_struct **p,
+			   struct sched_entity **se, bool *repick, bool simple,
+			   struct task_struct *prev)
+{
+	struct task_struct *t;
+
+	if (simple)
+		return;
+	t = sp_replace_next(rq, *p);
+	if (t) {
+		*p = t;
+		*se = &t->se;
+		*repick = true;
+	}
+}
+
+void sp_probe_preempt(void *d, struct rq *rq, struct task_struct *p,
+		      bool *preempt, bool *nopreempt, int wake_flags,
+		      struct sched_entity *se, struct sched_entity *pse,
+		      int next_buddy_marked)
+{
+	sp_preempt(rq, p, preempt);
+}
+#else
+void sp_probe_replace_next(void *d, struct rq *rq,
+				  struct task_struct **p,
+				  struct task_struct *prev)
+{
+	struct task_struct *t = sp_replace_next(rq, *p);
+
+	if (t)
 		*p = t;
 }
 
@@ -214,11 +277,9 @@ void sp_probe_preempt(void *d, struct rq *rq, struct task_struct *p,
 			     bool *preempt, bool *nopreempt, int wake_flags,
 			     struct sched_entity *se, struct sched_entity *pse)
 {
-	if (!sp_boosting())
-		return;
-	if (sp_hook_preempt(sp_now(), cpu_of(rq), rq->curr->pid, p->pid))
-		*preempt = true;
+	sp_preempt(rq, p, preempt);
 }
+#endif
 
 static bool sp_rq_idle(struct rq *rq)
 {
@@ -233,7 +294,8 @@ void sp_probe_select(void *d, struct task_struct *p, int prev_cpu,
 	s32 cpu;
 	int c;
 
-	if (!sp_boosting() || prev_cpu < 0)
+	/* The idle scan below is for boosted tasks only. */
+	if (!sp_boosting() || prev_cpu < 0 || !sp_may_be_boosted(p->pid))
 		return;
 	for_each_online_cpu(c) {
 		struct rq *rq = READ_ONCE(sp_rqs[c]);

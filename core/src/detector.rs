@@ -548,6 +548,11 @@ impl Detector {
         self.find_or_insert(now, lock, st)
     }
 
+    /// The waiting tasks' [`TidFilter::lanes`](super::filter::TidFilter::lanes).
+    pub const fn waiting_lanes(&self) -> u64 {
+        self.waiting.lanes()
+    }
+
     /// False if `waiter` certainly has no live wait; a few instructions.
     #[inline(always)]
     pub fn may_wait(&self, waiter: Tid) -> bool {

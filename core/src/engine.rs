@@ -9,7 +9,7 @@ use super::abi::{self, AbiError, Message, Request};
 use super::critical::CriticalSet;
 use super::detector::{Blockers, Detector, Wait};
 use super::fasttrack::{Cx, FastTrack, GrantOutcome, Link};
-use super::filter::TidFilter;
+use super::filter::{lanes_may_contain, TidFilter};
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
 use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
 use super::{futex_wait_lock, Cpu, LockId, LockKind, Nanos, Role, Tid};
@@ -843,6 +843,17 @@ impl<O: Observer> Engine<O> {
         self.ft.set_fast_cpus(mask);
     }
 
+    /// Lock-free summaries for platforms to publish after each call (see
+    /// [`filter::lanes_may_contain`](super::filter::lanes_may_contain)): `(interest, boosted)`.
+    /// A task whose bit is clear in `interest` is not critical, not boosted and has no tracked
+    /// wait, so none of its lock waits can matter; one whose bit is clear in `boosted` is not
+    /// boosted, so its scheduler events cannot matter.
+    pub fn lanes(&self) -> (u64, u64) {
+        let boosted = self.ft.boosted_lanes();
+        let interest = boosted | self.critical_filter.lanes() | self.detector.waiting_lanes();
+        (interest, boosted)
+    }
+
     /// True if `tid` holds the fast track.
     #[inline]
     pub fn is_boosted(&self, tid: Tid) -> bool {
@@ -981,15 +992,27 @@ impl<O: Observer> Engine<O> {
         if self.critical.len() > self.tun.max_critical as usize {
             return Err("critical set over max_critical");
         }
+        let (interest, boosted) = self.lanes();
         for (tid, _) in self.critical.iter() {
             if !self.critical_filter.may_contain(tid) {
                 return Err("critical thread missing from filter");
+            }
+            if !lanes_may_contain(interest, tid) {
+                return Err("critical thread missing from the interest lanes");
+            }
+        }
+        for w in self.detector.waits() {
+            if !lanes_may_contain(interest, w.waiter) {
+                return Err("waiting thread missing from the interest lanes");
             }
         }
         if !self.enabled && self.ft.grants().next().is_some() {
             return Err("grants while disabled");
         }
         for g in self.ft.grants() {
+            if !lanes_may_contain(boosted, g.blocker) {
+                return Err("boosted thread missing from the boosted lanes");
+            }
             if g.depth > self.tun.max_depth {
                 return Err("grant deeper than max_depth");
             }

@@ -247,6 +247,11 @@ impl FastTrack {
         self.filter.may_contain(tid)
     }
 
+    /// The boosted tasks' [`TidFilter::lanes`]: a lock-free summary platforms publish.
+    pub const fn boosted_lanes(&self) -> u64 {
+        self.filter.lanes()
+    }
+
     /// True if `tid` holds the fast track.
     #[inline]
     pub fn is_boosted(&self, tid: Tid) -> bool {

@@ -14,10 +14,13 @@ const SLOTS: usize = 1024;
 /// # Invariants
 ///
 /// `counts[slot(t)]` is at least the number of live memberships of every `t` hashing there, so a
-/// zero count proves absence.
+/// zero count proves absence. `lane_counts[l]` is the sum of `counts[s]` over the slots `s` of
+/// lane `l` (`s % 64 == l`), saturated, and bit `l` of `lanes` is set iff it is non-zero.
 #[derive(Clone, Debug)]
 pub struct TidFilter {
     counts: [u8; SLOTS],
+    lane_counts: [u8; 64],
+    lanes: u64,
 }
 
 impl Default for TidFilter {
@@ -35,7 +38,18 @@ const fn slot(tid: Tid) -> usize {
 impl TidFilter {
     /// An empty filter.
     pub const fn new() -> Self {
-        Self { counts: [0; SLOTS] }
+        Self {
+            counts: [0; SLOTS],
+            lane_counts: [0; 64],
+            lanes: 0,
+        }
+    }
+
+    /// A 64-bit summary a platform can publish for lock-free readers: bit `tid % 64` clear
+    /// proves `tid` is not a member (see [`lanes_may_contain`]).
+    #[inline(always)]
+    pub const fn lanes(&self) -> u64 {
+        self.lanes
     }
 
     /// False means `tid` is certainly not a member; true means it may be.
@@ -46,29 +60,66 @@ impl TidFilter {
 
     /// Adds one membership of `tid`.
     pub fn insert(&mut self, tid: Tid) {
-        let c = &mut self.counts[slot(tid)];
+        let s = slot(tid);
+        let c = &mut self.counts[s];
         // Members are bounded (critical set + boosted table) far below 255, so this never
         // saturates; saturating keeps the "zero proves absence" invariant even if it did.
         *c = c.saturating_add(1);
+        let l = &mut self.lane_counts[s % 64];
+        *l = l.saturating_add(1);
+        self.lanes |= 1 << (s % 64);
     }
 
     /// Removes one membership of `tid` (which must have been inserted).
     pub fn remove(&mut self, tid: Tid) {
-        let c = &mut self.counts[slot(tid)];
+        let s = slot(tid);
+        let c = &mut self.counts[s];
         if *c != u8::MAX {
             *c = c.saturating_sub(1);
+            let l = &mut self.lane_counts[s % 64];
+            if *l != u8::MAX {
+                *l = l.saturating_sub(1);
+                if *l == 0 {
+                    self.lanes &= !(1 << (s % 64));
+                }
+            }
         }
     }
 
     /// Forgets every member.
     pub fn clear(&mut self) {
         self.counts = [0; SLOTS];
+        self.lane_counts = [0; 64];
+        self.lanes = 0;
     }
+}
+
+/// Whether `tid` may be a member of a filter whose [`TidFilter::lanes`] are `lanes`.
+#[inline(always)]
+pub const fn lanes_may_contain(lanes: u64, tid: Tid) -> bool {
+    lanes & (1 << (tid as u32 % 64)) != 0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lanes_summarise_memberships() {
+        let mut f = TidFilter::new();
+        assert_eq!(f.lanes(), 0);
+        f.insert(70);
+        f.insert(70 + 64);
+        assert!(lanes_may_contain(f.lanes(), 6));
+        assert!(!lanes_may_contain(f.lanes(), 7));
+        f.remove(70);
+        assert!(lanes_may_contain(f.lanes(), 70), "another member shares the lane");
+        f.remove(70 + 64);
+        assert_eq!(f.lanes(), 0);
+        f.insert(3);
+        f.clear();
+        assert_eq!(f.lanes(), 0);
+    }
 
     #[test]
     fn counts_memberships() {

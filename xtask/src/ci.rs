@@ -23,11 +23,16 @@ Runs, in order, and stops at the first failure:
      the stable toolchain take its nightly flags (libFuzzer + AddressSanitizer)
   6. cargo xtask kernel   (installs packages and bindgen, builds or reuses
                            the cached test kernel; ~15-20 min cold, seconds warm)
+  6b. module/compat/check-ack-6.6.sh (the scheduler probes compile against
+                           android15-6.6's hook prototypes; ~15 s)
   7. cargo xtask module --clippy (superpass.ko built with the kernel's
                            make CLIPPY=1; any clippy or compiler warning fails)
   8. cargo xtask vm-test  (boots it in QEMU and runs the guest tests)
+  9. cargo xtask symbols --check (module/android/abi_gki_aarch64_superpass
+                           matches the .ko vm-test built; prints what a vendor
+                           must add to its GKI symbol list)
 
-  --host-only   skip the steps that need the kernel and QEMU (6 to 8)
+  --host-only   skip the steps that need the kernel and QEMU (6 to 9)
 ";
 
 pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
@@ -240,11 +245,24 @@ fn run_ci(t: &mut Timings, host_only: bool) -> Result<(), String> {
     }
     eprintln!("==> kernel");
     t.step("kernel", || crate::kernel::main(&[]))?;
+    eprintln!("==> compat 6.6");
+    t.step("compat 6.6", || {
+        let k = crate::kernel::ensure(&crate::kernel::Opts::default())?;
+        run(
+            "compat 6.6",
+            Command::new("sh")
+                .arg(root().join("module/compat/check-ack-6.6.sh"))
+                .arg(&k.build),
+        )
+    })?;
     eprintln!("==> module clippy");
     t.step("module clippy", || {
         crate::module::main(&["--clippy".to_string()])
     })?;
     eprintln!("==> vm-test");
     t.step("vm-test", || crate::vm::main(&[]))?;
+    // After vm-test, which built target/module/superpass.ko: reading it with nm takes a second.
+    eprintln!("==> symbols");
+    t.step("symbols", || crate::symbols::main(&["--check".to_string()]))?;
     Ok(())
 }

@@ -12,6 +12,7 @@ mod insns;
 mod kernel;
 mod module;
 mod packages;
+mod symbols;
 mod util;
 mod vm;
 
@@ -60,6 +61,11 @@ const TASKS: &[Task] = &[
         name: "module",
         about: "Build superpass.ko (module/) against the cached test kernel",
         run: module::main,
+    },
+    Task {
+        name: "symbols",
+        about: "superpass.ko's kernel imports as an ACK symbol list, against the stock GKI lists; --check",
+        run: symbols::main,
     },
     Task {
         name: "vm-test",
