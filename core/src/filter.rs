@@ -14,12 +14,12 @@ const SLOTS: usize = 1024;
 /// # Invariants
 ///
 /// `counts[slot(t)]` is at least the number of live memberships of every `t` hashing there, so a
-/// zero count proves absence. `lane_counts[l]` is the sum of `counts[s]` over the slots `s` of
-/// lane `l` (`s % 64 == l`), saturated, and bit `l` of `lanes` is set iff it is non-zero.
+/// zero count proves absence. `lane_slots[l]` is the number of non-zero `counts[s]` among the
+/// slots `s` of lane `l` (`s % 64 == l`), and bit `l` of `lanes` is set iff it is non-zero.
 #[derive(Clone, Debug)]
 pub struct TidFilter {
     counts: [u8; SLOTS],
-    lane_counts: [u8; 64],
+    lane_slots: [u8; 64],
     lanes: u64,
 }
 
@@ -40,7 +40,7 @@ impl TidFilter {
     pub const fn new() -> Self {
         Self {
             counts: [0; SLOTS],
-            lane_counts: [0; 64],
+            lane_slots: [0; 64],
             lanes: 0,
         }
     }
@@ -62,23 +62,25 @@ impl TidFilter {
     pub fn insert(&mut self, tid: Tid) {
         let s = slot(tid);
         let c = &mut self.counts[s];
+        // The lane changes only when a slot becomes live: one test on the common path.
+        if *c == 0 {
+            self.lane_slots[s % 64] += 1;
+            self.lanes |= 1 << (s % 64);
+        }
         // Members are bounded (critical set + boosted table) far below 255, so this never
         // saturates; saturating keeps the "zero proves absence" invariant even if it did.
         *c = c.saturating_add(1);
-        let l = &mut self.lane_counts[s % 64];
-        *l = l.saturating_add(1);
-        self.lanes |= 1 << (s % 64);
     }
 
     /// Removes one membership of `tid` (which must have been inserted).
     pub fn remove(&mut self, tid: Tid) {
         let s = slot(tid);
         let c = &mut self.counts[s];
-        if *c != u8::MAX {
-            *c = c.saturating_sub(1);
-            let l = &mut self.lane_counts[s % 64];
-            if *l != u8::MAX {
-                *l = l.saturating_sub(1);
+        if *c != u8::MAX && *c != 0 {
+            *c -= 1;
+            if *c == 0 {
+                let l = &mut self.lane_slots[s % 64];
+                *l -= 1;
                 if *l == 0 {
                     self.lanes &= !(1 << (s % 64));
                 }
@@ -89,7 +91,7 @@ impl TidFilter {
     /// Forgets every member.
     pub fn clear(&mut self) {
         self.counts = [0; SLOTS];
-        self.lane_counts = [0; 64];
+        self.lane_slots = [0; 64];
         self.lanes = 0;
     }
 }
