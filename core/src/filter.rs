@@ -115,7 +115,10 @@ mod tests {
         assert!(lanes_may_contain(f.lanes(), 6));
         assert!(!lanes_may_contain(f.lanes(), 7));
         f.remove(70);
-        assert!(lanes_may_contain(f.lanes(), 70), "another member shares the lane");
+        assert!(
+            lanes_may_contain(f.lanes(), 70),
+            "another member shares the lane"
+        );
         f.remove(70 + 64);
         assert_eq!(f.lanes(), 0);
         f.insert(3);

@@ -685,12 +685,21 @@ fn futex_hints_count_only_from_tracked_threads_and_only_when_valid() {
         valid,
     };
     // Not critical, not boosted: ignored, not even counted.
-    assert_eq!(e.handle(MS, hint(101, 200, true)).newly_boosted(), &[] as &[Tid]);
+    assert_eq!(
+        e.handle(MS, hint(101, 200, true)).newly_boosted(),
+        &[] as &[Tid]
+    );
     assert_eq!(e.stats().get(Counter::FutexHints), 0);
     // The platform refused the name (not a live thread of the waiter's process).
-    assert!(e.handle(MS, hint(100, 200, false)).newly_boosted().is_empty());
+    assert!(e
+        .handle(MS, hint(100, 200, false))
+        .newly_boosted()
+        .is_empty());
     // The waiter named itself.
-    assert!(e.handle(MS, hint(100, 100, true)).newly_boosted().is_empty());
+    assert!(e
+        .handle(MS, hint(100, 100, true))
+        .newly_boosted()
+        .is_empty());
     assert_eq!(e.stats().get(Counter::FutexHintsRejected), 2);
     assert!(!e.is_boosted(200));
     // A woken waiter of a futex nobody tracked waits on gets nothing.
