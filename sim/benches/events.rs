@@ -1,5 +1,5 @@
 //! Simulated events per second on one core, and the wall time of `compare` on the default
-//! scenario (scroll-120, 10 simulated s, 5 seeds, all six policies).
+//! scenario (scroll-120, 10 simulated s, 5 seeds, every policy).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use superpass_sim::compare::compare;

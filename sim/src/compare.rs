@@ -1,10 +1,12 @@
 //! `compare`: every policy × every seed, in parallel, summarized as the paper's table.
 //!
 //! Seeds are paired: seed *s* gives every policy the same per-thread random draws, so each
-//! policy's change against `default` is computed per seed and then averaged, with a 95%
-//! interval across seeds.
+//! policy's change against `default` is computed on paired seeds, with a 95% interval from a
+//! paired bootstrap (or a t interval of paired differences for percentages). Tail percentiles
+//! come from the waits pooled over all seeds (`crate::pooled`).
 
-use crate::metrics::{RunResult, Summary};
+use crate::metrics::{RunResult, Summary, Waiters};
+use crate::pooled;
 use crate::stats::{mean_ci, ratio_change};
 use crate::{run, Policy, Scenario};
 use serde_json::{json, Map, Value};
@@ -12,106 +14,131 @@ use std::fmt::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// How a metric is aggregated over seeds.
+#[derive(Clone, Copy)]
+pub enum Agg {
+    /// The mean of a per-run figure, ± a t interval; its change is the relative change of
+    /// the means (or, with `points`, the mean paired difference in percentage points, for
+    /// figures that are themselves percentages of which `default` may be zero).
+    Mean {
+        /// Reads the figure from a run summary.
+        get: fn(&Summary) -> f64,
+        /// Change shown as percentage points.
+        points: bool,
+    },
+    /// A percentile (0..=1, nearest rank) of the critical waits pooled over all seeds, in
+    /// µs, with seed-bootstrap intervals (`crate::pooled`).
+    Pooled(f64),
+}
+
 /// One metric column of the table.
 pub struct Metric {
     /// JSON key.
     pub key: &'static str,
     /// Column title.
     pub title: &'static str,
-    /// Reads the metric from a run summary.
-    pub get: fn(&Summary) -> f64,
-    /// Change shown as percentage points (for metrics that are themselves percentages of
-    /// which `default` may be zero) instead of a relative change.
-    pub points: bool,
+    /// How it is aggregated.
+    pub agg: Agg,
 }
 
-/// The columns, in table order (the first five are the paper's).
+impl Metric {
+    /// Whether its change is in percentage points.
+    pub fn points(&self) -> bool {
+        matches!(self.agg, Agg::Mean { points: true, .. })
+    }
+}
+
+const fn mean(key: &'static str, title: &'static str, get: fn(&Summary) -> f64) -> Metric {
+    Metric {
+        key,
+        title,
+        agg: Agg::Mean { get, points: false },
+    }
+}
+
+const fn pp(key: &'static str, title: &'static str, get: fn(&Summary) -> f64) -> Metric {
+    Metric {
+        key,
+        title,
+        agg: Agg::Mean { get, points: true },
+    }
+}
+
+const fn pooled(key: &'static str, title: &'static str, q: f64) -> Metric {
+    Metric {
+        key,
+        title,
+        agg: Agg::Pooled(q),
+    }
+}
+
+/// The metrics, in JSON order: the paper's five first, then the blocking counts, then the
+/// secondary metrics.
 pub const METRICS: &[Metric] = &[
-    Metric {
-        key: "p999_blocking_us",
-        title: "p99.9 blocking µs",
-        get: |s| s.p999_blocking_us,
-        points: false,
-    },
-    Metric {
-        key: "blocking_count",
-        title: "blocking count",
-        get: |s| s.blocking_count,
-        points: false,
-    },
-    Metric {
-        key: "janky_frames",
-        title: "janky frames",
-        get: |s| s.janky_frames,
-        points: false,
-    },
-    Metric {
-        key: "cpu_overhead_pct",
-        title: "CPU overhead %",
-        get: |s| s.cpu_overhead_pct,
-        points: true,
-    },
-    Metric {
-        key: "background_share_pct",
-        title: "background CPU share %",
-        get: |s| s.background_share_pct,
-        points: true,
-    },
-    Metric {
-        key: "p50_blocking_us",
-        title: "p50 blocking µs",
-        get: |s| s.p50_blocking_us,
-        points: false,
-    },
-    Metric {
-        key: "p99_blocking_us",
-        title: "p99 blocking µs",
-        get: |s| s.p99_blocking_us,
-        points: false,
-    },
-    Metric {
-        key: "max_blocking_us",
-        title: "max blocking µs",
-        get: |s| s.max_blocking_us,
-        points: false,
-    },
-    Metric {
-        key: "blocking_ms_per_s",
-        title: "blocking ms/s",
-        get: |s| s.blocking_ms_per_s,
-        points: false,
-    },
-    Metric {
-        key: "janky_pct",
-        title: "janky %",
-        get: |s| s.janky_pct,
-        points: true,
-    },
-    Metric {
-        key: "blocker_asleep_pct",
-        title: "blocker asleep %",
-        get: |s| s.blocker_asleep_pct,
-        points: true,
-    },
-    Metric {
-        key: "blocker_runnable_pct",
-        title: "blocker runnable %",
-        get: |s| s.blocker_runnable_pct,
-        points: true,
-    },
-    Metric {
-        key: "blocker_running_pct",
-        title: "blocker running %",
-        get: |s| s.blocker_running_pct,
-        points: true,
-    },
-    Metric {
-        key: "waiter_runnable_pct",
-        title: "waiter runnable %",
-        get: |s| s.waiter_runnable_pct,
-        points: true,
-    },
+    pooled("p999_blocking_us", "p99.9 blocking µs (pooled)", 0.999),
+    mean("blocking_count", "blocking count", |s| s.blocking_count),
+    mean("janky_frames", "janky frames", |s| s.janky_frames),
+    pp("cpu_overhead_pct", "CPU overhead %", |s| s.cpu_overhead_pct),
+    pp("background_share_pct", "background CPU share %", |s| {
+        s.background_share_pct
+    }),
+    mean("blocking_count_ge1ms", "blockings ≥1 ms", |s| {
+        s.blocking_count_ge1ms
+    }),
+    mean("blocking_count_ge2ms", "blockings ≥2 ms", |s| {
+        s.blocking_count_ge2ms
+    }),
+    mean("blocking_per_frame", "blockings per frame", |s| {
+        s.blocking_per_frame
+    }),
+    pooled("p50_blocking_us", "p50 blocking µs (pooled)", 0.5),
+    pooled("p99_blocking_us", "p99 blocking µs (pooled)", 0.99),
+    pooled("max_blocking_us", "max blocking µs (pooled)", 1.0),
+    mean("blocking_ms_per_s", "blocking ms/s", |s| {
+        s.blocking_ms_per_s
+    }),
+    pp("janky_pct", "janky %", |s| s.janky_pct),
+    pp("blocker_asleep_pct", "blocker asleep %", |s| {
+        s.blocker_asleep_pct
+    }),
+    pp("blocker_runnable_pct", "blocker runnable %", |s| {
+        s.blocker_runnable_pct
+    }),
+    pp("blocker_running_pct", "blocker running %", |s| {
+        s.blocker_running_pct
+    }),
+    pp("waiter_runnable_pct", "waiter runnable %", |s| {
+        s.waiter_runnable_pct
+    }),
+    pp("other_woken_pct", "other waiter woken %", |s| {
+        s.other_woken_pct
+    }),
 ];
+
+/// The columns of the default table (JSON keys), in order.
+pub const NARROW: &[&str] = &[
+    "p999_blocking_us",
+    "blocking_count",
+    "blocking_count_ge1ms",
+    "blocking_count_ge2ms",
+    "blocking_per_frame",
+    "janky_frames",
+    "cpu_overhead_pct",
+    "background_share_pct",
+];
+
+/// The columns of the UI-thread-only table: those that depend on whose waits are counted.
+pub const UI_COLUMNS: &[&str] = &[
+    "p999_blocking_us",
+    "blocking_count",
+    "blocking_count_ge1ms",
+    "blocking_count_ge2ms",
+    "blocking_per_frame",
+];
+
+/// A pooled percentile backed by fewer waits than this is flagged in the table: below it
+/// the p99.9 rests on one or two samples.
+pub const MIN_SAMPLES: usize = 1000;
 
 /// All runs of a comparison, by policy then seed.
 pub struct Comparison {
@@ -127,7 +154,8 @@ pub struct Comparison {
     pub runs: Vec<Vec<RunResult>>,
 }
 
-/// Runs every policy with seeds `1..=seeds` on up to `jobs` threads.
+/// Runs every policy with seeds `1..=seeds` on up to `jobs` threads; with `progress`, reports
+/// finished runs on stderr. The result does not depend on `jobs`.
 pub fn compare(
     sc: &Scenario,
     policies: &[Policy],
@@ -135,11 +163,25 @@ pub fn compare(
     seeds: u64,
     jobs: usize,
 ) -> Comparison {
+    compare_with(sc, policies, seconds, seeds, jobs, false)
+}
+
+/// [`compare`], optionally showing progress on stderr.
+pub fn compare_with(
+    sc: &Scenario,
+    policies: &[Policy],
+    seconds: f64,
+    seeds: u64,
+    jobs: usize,
+    progress: bool,
+) -> Comparison {
     let work: Vec<(usize, u64)> = (0..policies.len())
         .flat_map(|p| (1..=seeds).map(move |s| (p, s)))
         .collect();
     let next = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
     let done: Mutex<Vec<(usize, u64, RunResult)>> = Mutex::new(Vec::with_capacity(work.len()));
+    let t0 = std::time::Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..jobs.max(1).min(work.len().max(1)) {
             scope.spawn(|| loop {
@@ -149,9 +191,22 @@ pub fn compare(
                 done.lock()
                     .expect("no panics while holding")
                     .push((p, s, r));
+                let f = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                if progress {
+                    let el = t0.elapsed().as_secs_f64();
+                    let eta = el / f as f64 * (work.len() - f) as f64;
+                    eprint!(
+                        "\r{}: {f}/{} runs, {el:.0} s, ~{eta:.0} s left   ",
+                        sc.name,
+                        work.len()
+                    );
+                }
             });
         }
     });
+    if progress {
+        eprintln!();
+    }
     let mut done = done.into_inner().expect("threads joined");
     done.sort_by_key(|(p, s, _)| (*p, *s));
     let mut runs: Vec<Vec<RunResult>> = vec![Vec::new(); policies.len()];
@@ -185,133 +240,155 @@ pub struct Cell {
 }
 
 impl Comparison {
-    fn summaries(&self) -> Vec<Vec<Summary>> {
+    /// Per policy, per seed: the summary of `who`'s waits.
+    fn summaries(&self, who: Waiters) -> Vec<Vec<Summary>> {
         self.runs
             .iter()
-            .map(|rs| rs.iter().map(RunResult::summary).collect())
+            .map(|rs| rs.iter().map(|r| r.summary_of(who)).collect())
             .collect()
     }
 
-    /// The cell of policy `p`, metric `m`.
+    /// Per policy, per seed: `who`'s wait durations in ns.
+    fn durations(&self, who: Waiters) -> Vec<Vec<Vec<u64>>> {
+        self.runs
+            .iter()
+            .map(|rs| rs.iter().map(|r| r.sorted_durations_of(who)).collect())
+            .collect()
+    }
+
+    /// Waits pooled per policy (`who`'s).
+    pub fn samples(&self, who: Waiters) -> Vec<usize> {
+        self.durations(who)
+            .iter()
+            .map(|d| pooled::samples(d))
+            .collect()
+    }
+
+    /// The cells of every policy (rows) and metric (columns, [`METRICS`] order) over the
+    /// critical threads' waits.
     pub fn cells(&self) -> Vec<Vec<Cell>> {
-        let sums = self.summaries();
+        self.cells_of(Waiters::Critical)
+    }
+
+    /// The cells over `who`'s waits.
+    pub fn cells_of(&self, who: Waiters) -> Vec<Vec<Cell>> {
+        let sums = self.summaries(who);
+        let durs = self.durations(who);
         let base = self.policies.iter().position(|p| p.0 == "default");
-        sums.iter()
-            .map(|ps| {
+        (0..self.policies.len())
+            .map(|p| {
                 METRICS
                     .iter()
-                    .map(|m| {
-                        let xs: Vec<f64> = ps.iter().map(m.get).collect();
-                        let (mean, ci) = mean_ci(&xs);
-                        let (change, change_lo, change_hi) = match base {
-                            None => (f64::NAN, f64::NAN, f64::NAN),
-                            Some(b) => {
-                                let ys: Vec<f64> = sums[b].iter().map(m.get).collect();
-                                if m.points {
-                                    let d: Vec<f64> =
-                                        xs.iter().zip(&ys).map(|(x, y)| x - y).collect();
-                                    let (c, h) = mean_ci(&d);
-                                    (c, c - h, c + h)
-                                } else {
-                                    match ratio_change(&xs, &ys) {
-                                        None => (f64::NAN, f64::NAN, f64::NAN),
-                                        Some((c, None)) => (c, f64::NAN, f64::NAN),
-                                        Some((c, Some((lo, hi)))) => (c, lo, hi),
-                                    }
-                                }
-                            }
-                        };
-                        Cell {
-                            mean,
-                            ci,
-                            change,
-                            change_lo,
-                            change_hi,
+                    .map(|m| match m.agg {
+                        Agg::Mean { get, points } => {
+                            mean_cell(&sums[p], base.map(|b| &sums[b][..]), get, points)
                         }
+                        Agg::Pooled(q) => pooled_cell(&durs[p], base.map(|b| &durs[b][..]), q),
                     })
                     .collect()
             })
             .collect()
     }
 
-    /// The paper-form table (Markdown), `wide` adding the secondary metrics.
+    /// The paper-form tables (Markdown): every policy over the UI thread's and RenderThread's
+    /// waits, then over the UI thread's alone; `wide` adds the secondary metrics.
     pub fn table(&self, wide: bool) -> String {
-        let cells = self.cells();
-        let ncol = if wide { METRICS.len() } else { 5 };
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "scenario `{}`: {} simulated s × {} seeds; mean ± 95% CI across seeds; Δ vs default: change of the means in % [95% paired-bootstrap interval], or mean paired difference in pp ± 95% CI for percentages; n/a where default is 0\n",
+            "scenario `{}`: {} simulated s × {} seeds; p50/p99/p99.9/max from the waits pooled over all seeds (n = waits pooled; † under {MIN_SAMPLES}) ± half its 95% seed-bootstrap interval; other cells mean ± 95% CI across seeds; Δ vs default: relative change in % [95% paired-bootstrap interval], or mean paired difference in pp ± 95% CI for percentages; n/a where default is 0\n",
             self.scenario, self.seconds, self.seeds
         );
+        let cols: Vec<usize> = if wide {
+            (0..METRICS.len()).collect()
+        } else {
+            NARROW.iter().map(|k| index(k)).collect()
+        };
+        let _ = writeln!(s, "UI thread and RenderThread:\n");
+        self.table_of(&mut s, Waiters::Critical, &cols);
+        let ui: Vec<usize> = if wide {
+            cols
+        } else {
+            UI_COLUMNS.iter().map(|k| index(k)).collect()
+        };
+        let _ = writeln!(s, "\nUI thread only:\n");
+        self.table_of(&mut s, Waiters::Ui, &ui);
+        s
+    }
+
+    fn table_of(&self, s: &mut String, who: Waiters, cols: &[usize]) {
+        let cells = self.cells_of(who);
+        let n = self.samples(who);
         let _ = write!(s, "| policy |");
-        for m in &METRICS[..ncol] {
-            let _ = write!(s, " {} | Δ |", m.title);
+        for &c in cols {
+            let _ = write!(s, " {} | Δ |", METRICS[c].title);
         }
         let _ = writeln!(s);
         let _ = write!(s, "|---|");
-        for _ in 0..ncol {
+        for _ in cols {
             let _ = write!(s, "---:|---:|");
         }
         let _ = writeln!(s);
-        for (p, row) in self.policies.iter().zip(&cells) {
+        for (i, (p, row)) in self.policies.iter().zip(&cells).enumerate() {
             let _ = write!(s, "| {} |", p.0);
-            for (m, c) in METRICS[..ncol].iter().zip(row) {
-                let _ = write!(
-                    s,
-                    " {} | {} |",
-                    fmt_pm(c.mean, c.ci),
-                    fmt_change(p.0, c, m.points)
-                );
+            for &c in cols {
+                let m = &METRICS[c];
+                let cell = &row[c];
+                let mut v = fmt_pm(cell.mean, cell.ci);
+                if matches!(m.agg, Agg::Pooled(_)) {
+                    let dagger = if n[i] < MIN_SAMPLES { "†" } else { "" };
+                    v = format!("{v} (n={}{dagger})", n[i]);
+                }
+                let _ = write!(s, " {} | {} |", v, fmt_change(p.0, cell, m.points()));
             }
             let _ = writeln!(s);
         }
-        s
+    }
+
+    fn json_row(&self, i: usize, row: &[Cell], n: usize, totals: bool) -> Map<String, Value> {
+        let mut o = Map::new();
+        o.insert("name".into(), json!(self.policies[i].0));
+        // Means first, in METRICS order; then sample and run totals; then intervals and
+        // changes.
+        for (m, c) in METRICS.iter().zip(row) {
+            o.insert(m.key.into(), num(c.mean));
+        }
+        o.insert("blocking_samples".into(), json!(n));
+        if totals {
+            let rs = &self.runs[i];
+            let sum = |f: fn(&RunResult) -> u64| json!(rs.iter().map(f).sum::<u64>());
+            o.insert("frames".into(), sum(|r| r.frames));
+            o.insert("events".into(), sum(|r| r.events));
+            o.insert("switches".into(), sum(|r| r.switches));
+            o.insert("hook_calls".into(), sum(|r| r.policy_stats.hook_calls));
+            o.insert("boosts".into(), sum(|r| r.policy_stats.boosts));
+        }
+        for (m, c) in METRICS.iter().zip(row) {
+            o.insert(format!("{}_ci95", m.key), num(c.ci));
+            let suffix = if m.points() {
+                "change_pp"
+            } else {
+                "change_pct"
+            };
+            o.insert(format!("{}_{suffix}", m.key), num(c.change));
+            o.insert(format!("{}_{suffix}_lo95", m.key), num(c.change_lo));
+            o.insert(format!("{}_{suffix}_hi95", m.key), num(c.change_hi));
+        }
+        o
     }
 
     /// The `--json` object.
     pub fn json(&self) -> Value {
         let cells = self.cells();
-        let policies: Vec<Value> = self
-            .policies
-            .iter()
-            .zip(&cells)
-            .enumerate()
-            .map(|(i, (p, row))| {
-                let mut o = Map::new();
-                o.insert("name".into(), json!(p.0));
-                // Means first, in table order; then run totals; then intervals and changes.
-                for (m, c) in METRICS.iter().zip(row) {
-                    o.insert(m.key.into(), num(c.mean));
-                }
-                let rs = &self.runs[i];
-                o.insert(
-                    "frames".into(),
-                    json!(rs.iter().map(|r| r.frames).sum::<u64>()),
-                );
-                o.insert(
-                    "events".into(),
-                    json!(rs.iter().map(|r| r.events).sum::<u64>()),
-                );
-                o.insert(
-                    "switches".into(),
-                    json!(rs.iter().map(|r| r.switches).sum::<u64>()),
-                );
-                o.insert(
-                    "hook_calls".into(),
-                    json!(rs.iter().map(|r| r.policy_stats.hook_calls).sum::<u64>()),
-                );
-                o.insert(
-                    "boosts".into(),
-                    json!(rs.iter().map(|r| r.policy_stats.boosts).sum::<u64>()),
-                );
-                for (m, c) in METRICS.iter().zip(row) {
-                    o.insert(format!("{}_ci95", m.key), num(c.ci));
-                    let suffix = if m.points { "change_pp" } else { "change_pct" };
-                    o.insert(format!("{}_{suffix}", m.key), num(c.change));
-                    o.insert(format!("{}_{suffix}_lo95", m.key), num(c.change_lo));
-                    o.insert(format!("{}_{suffix}_hi95", m.key), num(c.change_hi));
-                }
+        let ui_cells = self.cells_of(Waiters::Ui);
+        let n = self.samples(Waiters::Critical);
+        let ui_n = self.samples(Waiters::Ui);
+        let policies: Vec<Value> = (0..self.policies.len())
+            .map(|i| {
+                let mut o = self.json_row(i, &cells[i], n[i], true);
+                let mut ui = self.json_row(i, &ui_cells[i], ui_n[i], false);
+                ui.remove("name");
+                o.insert("ui_only".into(), Value::Object(ui));
                 Value::Object(o)
             })
             .collect();
@@ -323,7 +400,7 @@ impl Comparison {
         })
     }
 
-    /// Sorted blocking durations pooled over seeds, per policy (for the CDF plot).
+    /// Sorted blocking durations pooled over seeds, per policy (for the plots).
     pub fn pooled_durations(&self) -> Vec<(String, Vec<u64>)> {
         self.policies
             .iter()
@@ -337,6 +414,69 @@ impl Comparison {
                 (p.0.to_string(), v)
             })
             .collect()
+    }
+}
+
+/// Index of a metric in [`METRICS`] by JSON key.
+pub fn index(key: &str) -> usize {
+    METRICS
+        .iter()
+        .position(|m| m.key == key)
+        .expect("a key of METRICS")
+}
+
+fn mean_cell(
+    xs: &[Summary],
+    base: Option<&[Summary]>,
+    get: fn(&Summary) -> f64,
+    points: bool,
+) -> Cell {
+    let xs: Vec<f64> = xs.iter().map(get).collect();
+    let (mean, ci) = mean_ci(&xs);
+    let (change, change_lo, change_hi) = match base {
+        None => (f64::NAN, f64::NAN, f64::NAN),
+        Some(b) => {
+            let ys: Vec<f64> = b.iter().map(get).collect();
+            if points {
+                let d: Vec<f64> = xs.iter().zip(&ys).map(|(x, y)| x - y).collect();
+                let (c, h) = mean_ci(&d);
+                (c, c - h, c + h)
+            } else {
+                split(ratio_change(&xs, &ys))
+            }
+        }
+    };
+    Cell {
+        mean,
+        ci,
+        change,
+        change_lo,
+        change_hi,
+    }
+}
+
+fn pooled_cell(xs: &[Vec<u64>], base: Option<&[Vec<u64>]>, q: f64) -> Cell {
+    let us = 1e-3;
+    let mean = pooled::quantile(xs, q) * us;
+    let ci = pooled::interval(xs, q).map_or(f64::NAN, |(lo, hi)| (hi - lo) / 2.0 * us);
+    let (change, change_lo, change_hi) = match base {
+        None => (f64::NAN, f64::NAN, f64::NAN),
+        Some(b) => split(pooled::change(xs, b, q)),
+    };
+    Cell {
+        mean,
+        ci,
+        change,
+        change_lo,
+        change_hi,
+    }
+}
+
+fn split(c: Option<(f64, Option<(f64, f64)>)>) -> (f64, f64, f64) {
+    match c {
+        None => (f64::NAN, f64::NAN, f64::NAN),
+        Some((c, None)) => (c, f64::NAN, f64::NAN),
+        Some((c, Some((lo, hi)))) => (c, lo, hi),
     }
 }
 

@@ -9,7 +9,10 @@ pub mod locks;
 pub mod metrics;
 pub mod platform;
 pub mod plot;
+pub mod plot_tail;
 pub mod policy;
+pub mod pooled;
+pub mod report;
 pub mod rng;
 pub mod sched;
 pub mod sim;
@@ -20,7 +23,7 @@ pub mod workload;
 pub use metrics::{Blocking, RunResult, Summary};
 pub use workload::Scenario;
 
-/// A policy by name (`default`, `pi`, `rt-ui`, `proxy`, `proxy-migrate`, `superpass`).
+/// A policy by name (one of [`policy::NAMES`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Policy(pub &'static str);
 

@@ -2,25 +2,31 @@
 //! SuperPass, and report the results in the paper's terms.
 
 use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use superpass_sim::compare::{compare, Comparison};
+use superpass_sim::compare::{compare_with, Comparison};
+use superpass_sim::plot_tail::tail_svg;
+use superpass_sim::report::{self, ReportOpts};
 use superpass_sim::sim::RunOpts;
-use superpass_sim::workload::SCENARIOS;
+use superpass_sim::workload::{Placement, SCENARIOS};
 use superpass_sim::{plot, policy, run_with, Policy, Scenario};
 
 /// Discrete-event simulator of a Pixel 8-like phone's scheduler and locks.
 ///
 /// A phone can't be put in CI; this runs Android-scale workloads (scrolling at 60/90/120 Hz,
-/// app launch, heavy background, binder-heavy, an rwsem reader storm) against the stock
-/// scheduler, priority inheritance, RT-UI promotion, Proxy Execution (single-runqueue and
-/// with donor migration) and SuperPass, whose decisions come from superpass-core.
+/// app launch, heavy background, binder-heavy, an rwsem reader storm, scrolling under
+/// paper-scale load) against the stock scheduler, Linux priority inheritance and an idealised
+/// one, RT-UI promotion, Proxy Execution (single-runqueue and with donor migration) and
+/// SuperPass with and without futex owner hints, whose decisions come from superpass-core.
 ///
 /// Examples:
 ///   superpass-sim list
 ///   superpass-sim compare --scenario scroll-120 --seconds 10 --seeds 10
 ///   superpass-sim compare --scenario rwsem-storm --json --plot storm.svg
 ///   superpass-sim run --scenario scroll-120 --policy superpass --trace out.pftrace
+///   superpass-sim compare --scenario paper-scroll-120 --placement little --tail-plot t.svg
+///   superpass-sim report          # regenerates docs/results.md (run from the workspace root)
 ///
 /// The model and its sources: docs/sim.md. Metric definitions: docs/metrics.md.
 #[derive(Parser, Debug)]
@@ -39,18 +45,26 @@ struct ScenarioArg {
     /// A scenario TOML file instead of a built-in one (format: sim/scenarios/*.toml).
     #[arg(long, value_name = "PATH")]
     scenario_file: Option<PathBuf>,
+    /// Where the top app's nice ≥ 10 threads run: `aosp` (its top-app cpuset, as AOSP does)
+    /// or `little` (the background cpuset); default: the scenario's (`aosp` unless it says).
+    #[arg(long, value_parser = Placement::parse)]
+    placement: Option<Placement>,
 }
 
 impl ScenarioArg {
     fn load(&self) -> Result<Scenario, String> {
-        match &self.scenario_file {
+        let mut sc = match &self.scenario_file {
             Some(p) => {
                 let text =
                     std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-                Scenario::from_toml(&text).map_err(|e| format!("{}: {e}", p.display()))
+                Scenario::from_toml(&text).map_err(|e| format!("{}: {e}", p.display()))?
             }
-            None => Scenario::builtin(&self.scenario),
+            None => Scenario::builtin(&self.scenario)?,
+        };
+        if let Some(p) = self.placement {
+            sc.placement = p;
         }
+        Ok(sc)
     }
 }
 
@@ -76,21 +90,28 @@ enum Cmd {
         /// Also show the secondary metrics (p50/p99/max, blocker-state breakdown).
         #[arg(long)]
         wide: bool,
-        /// Comma-separated policies (default: all six).
+        /// Comma-separated policies (default: all).
         #[arg(long, value_delimiter = ',')]
         policies: Vec<String>,
         /// Write the blocking-duration CDF per policy as SVG.
         #[arg(long, value_name = "OUT.svg")]
         plot: Option<PathBuf>,
+        /// Write the tail (fraction of waits longer than x, log-log, p99 and p99.9 marked) per
+        /// policy as SVG.
+        #[arg(long, value_name = "OUT.svg")]
+        tail_plot: Option<PathBuf>,
         /// Worker threads (default: available cores). Output does not depend on it.
         #[arg(long)]
         jobs: Option<usize>,
+        /// Show progress on stderr (default: when stderr is a terminal).
+        #[arg(long)]
+        progress: bool,
     },
     /// Run one policy once; optionally write a Perfetto trace.
     Run {
         #[command(flatten)]
         scenario: ScenarioArg,
-        /// Policy: default, pi, rt-ui, proxy, proxy-migrate or superpass.
+        /// Policy (see `superpass-sim list`).
         #[arg(long)]
         policy: String,
         /// Seed.
@@ -109,6 +130,26 @@ enum Cmd {
         /// Print the run summary and every blocking interval as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Regenerate the results document: every built-in scenario under both placements and
+    /// every policy, with the paper and baseline summaries and one tail plot per scenario.
+    /// Run it from the workspace root.
+    Report {
+        /// Simulated seconds per run.
+        #[arg(long, default_value_t = 30.0, value_parser = parse_seconds)]
+        seconds: f64,
+        /// Seeds per policy.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(2..=1000))]
+        seeds: u64,
+        /// Output Markdown file.
+        #[arg(long, default_value = "docs/results.md")]
+        out: PathBuf,
+        /// Directory for the plots (relative to the same directory as `--out`).
+        #[arg(long, default_value = "sim/plots")]
+        img_dir: PathBuf,
+        /// Worker threads (default: available cores). Output does not depend on it.
+        #[arg(long)]
+        jobs: Option<usize>,
     },
     /// List the built-in scenarios and the policies.
     List,
@@ -166,7 +207,9 @@ fn real_main(cli: Cli) -> Result<(), String> {
             wide,
             policies,
             plot: plot_path,
+            tail_plot,
             jobs,
+            progress,
         } => {
             let sc = scenario.load()?;
             let pols: Vec<Policy> = if policies.is_empty() {
@@ -179,7 +222,8 @@ fn real_main(cli: Cli) -> Result<(), String> {
             };
             let jobs =
                 jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            let c: Comparison = compare(&sc, &pols, seconds, seeds, jobs);
+            let progress = progress || std::io::stderr().is_terminal();
+            let c: Comparison = compare_with(&sc, &pols, seconds, seeds, jobs, progress);
             if json {
                 println!(
                     "{}",
@@ -196,6 +240,33 @@ fn real_main(cli: Cli) -> Result<(), String> {
                 std::fs::write(&p, plot::cdf_svg(&title, &c.pooled_durations()))
                     .map_err(|e| format!("{}: {e}", p.display()))?;
             }
+            if let Some(p) = tail_plot {
+                let title = format!(
+                    "{}: waits longer than x ({} s × {} seeds)",
+                    sc.name, seconds, seeds
+                );
+                std::fs::write(&p, tail_svg(&title, &c.pooled_durations()))
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+            Ok(())
+        }
+        Cmd::Report {
+            seconds,
+            seeds,
+            out,
+            img_dir,
+            jobs,
+        } => {
+            let jobs =
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let o = ReportOpts {
+                seconds,
+                seeds,
+                jobs,
+                progress: true,
+            };
+            report::write(&o, &out, &img_dir)?;
+            eprintln!("wrote {}", out.display());
             Ok(())
         }
         Cmd::Run {

@@ -15,8 +15,11 @@ pub enum Cat {
     Runnable = 1,
     /// The root blocker was running.
     Running = 2,
-    /// The lock was free or handed over and the waiter itself waited for a CPU.
+    /// The lock was handed to the waiter (or it was woken to retry) and it waited for a CPU.
     SelfWait = 3,
+    /// The futex was free and another waiter, woken by the release, was yet to retry it: the
+    /// critical thread still slept (a woken non-critical waiter, not the critical one).
+    OtherWoken = 4,
 }
 
 /// One critical-thread lock wait, from the first failed attempt until it runs holding the lock.
@@ -38,6 +41,10 @@ pub struct Blocking {
     pub running_ns: u64,
     /// Time the waiter itself waited for a CPU with the lock available.
     pub self_ns: u64,
+    /// Time the futex was free while another woken waiter was yet to retry it.
+    pub other_woken_ns: u64,
+    /// Whether the waiter is the UI thread (otherwise RenderThread).
+    pub ui: bool,
 }
 
 impl Blocking {
@@ -61,7 +68,7 @@ pub struct Active {
     /// Category since `last`.
     pub cat: Cat,
     /// ns per category.
-    pub acc: [u64; 4],
+    pub acc: [u64; 5],
 }
 
 /// Per-lock counters over the measured window (for explaining blocking counts).
@@ -138,6 +145,12 @@ pub struct Summary {
     pub max_blocking_us: f64,
     /// Blocking intervals in the measured window.
     pub blocking_count: f64,
+    /// Of which lasted at least 1 ms.
+    pub blocking_count_ge1ms: f64,
+    /// Of which lasted at least 2 ms.
+    pub blocking_count_ge2ms: f64,
+    /// Blocking intervals per completed frame (0 without frames).
+    pub blocking_per_frame: f64,
     /// Total blocking time per second, ms.
     pub blocking_ms_per_s: f64,
     /// Frames that missed their deadline in the measured window.
@@ -156,6 +169,27 @@ pub struct Summary {
     pub blocker_running_pct: f64,
     /// Share with the waiter waiting for a CPU itself, %.
     pub waiter_runnable_pct: f64,
+    /// Share with the futex free and another woken waiter yet to retry it, %.
+    pub other_woken_pct: f64,
+}
+
+/// Whose waits a summary covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waiters {
+    /// The UI thread and RenderThread.
+    Critical,
+    /// The UI thread only.
+    Ui,
+}
+
+impl Waiters {
+    /// Whether `b` is one of these waiters' waits.
+    pub fn has(self, b: &Blocking) -> bool {
+        match self {
+            Waiters::Critical => true,
+            Waiters::Ui => b.ui,
+        }
+    }
 }
 
 /// Nearest-rank percentile of sorted values (`q` in 0..=1); 0 when empty.
@@ -170,24 +204,42 @@ pub fn percentile(sorted: &[u64], q: f64) -> u64 {
 impl RunResult {
     /// Blocking durations, sorted, in ns.
     pub fn sorted_durations(&self) -> Vec<u64> {
-        let mut d: Vec<u64> = self.blocking.iter().map(Blocking::dur).collect();
+        self.sorted_durations_of(Waiters::Critical)
+    }
+
+    /// Blocking durations of `who`, sorted, in ns.
+    pub fn sorted_durations_of(&self, who: Waiters) -> Vec<u64> {
+        let mut d: Vec<u64> = self
+            .blocking
+            .iter()
+            .filter(|b| who.has(b))
+            .map(Blocking::dur)
+            .collect();
         d.sort_unstable();
         d
     }
 
-    /// The summary numbers.
+    /// The summary numbers over every critical thread's waits.
     pub fn summary(&self) -> Summary {
-        let d = self.sorted_durations();
+        self.summary_of(Waiters::Critical)
+    }
+
+    /// The summary numbers over `who`'s waits (frame, CPU and background figures are the
+    /// run's).
+    pub fn summary_of(&self, who: Waiters) -> Summary {
+        let d = self.sorted_durations_of(who);
         let us = |ns: u64| ns as f64 / 1000.0;
         let secs = (self.measured_ns as f64 / 1e9).max(1e-9);
         let total: u64 = d.iter().sum();
-        let mut acc = [0u64; 4];
-        for b in &self.blocking {
+        let mut acc = [0u64; 5];
+        for b in self.blocking.iter().filter(|b| who.has(b)) {
             acc[0] += b.asleep_ns;
             acc[1] += b.runnable_ns;
             acc[2] += b.running_ns;
             acc[3] += b.self_ns;
+            acc[4] += b.other_woken_ns;
         }
+        let at_least = |ns: u64| d.len() - d.partition_point(|&x| x < ns);
         let share = |x: u64| {
             if total == 0 {
                 0.0
@@ -208,6 +260,13 @@ impl RunResult {
             p999_blocking_us: us(percentile(&d, 0.999)),
             max_blocking_us: us(d.last().copied().unwrap_or(0)),
             blocking_count: d.len() as f64,
+            blocking_count_ge1ms: at_least(1_000_000) as f64,
+            blocking_count_ge2ms: at_least(2_000_000) as f64,
+            blocking_per_frame: if self.frames == 0 {
+                0.0
+            } else {
+                d.len() as f64 / self.frames as f64
+            },
             blocking_ms_per_s: total as f64 / 1e6 / secs,
             janky_frames: self.janky as f64,
             janky_pct: pct(self.janky, self.frames),
@@ -217,6 +276,7 @@ impl RunResult {
             blocker_runnable_pct: share(acc[1]),
             blocker_running_pct: share(acc[2]),
             waiter_runnable_pct: share(acc[3]),
+            other_woken_pct: share(acc[4]),
         }
     }
 }

@@ -1,14 +1,15 @@
 //! A hand-written SVG of the blocking-duration CDF, one line per policy (log-scaled x).
+//! The tail (p99 and beyond) is drawn by `crate::plot_tail`.
 
 use std::fmt::Write;
 
-const COLORS: [&str; 8] = [
+pub(crate) const COLORS: [&str; 8] = [
     "#444444", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b", "#e377c2",
 ];
 
 /// Draws CDFs of the given sorted durations (ns), one series per `(name, values)`.
 pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
-    let (w, h, ml, mr, mt, mb) = (760.0, 440.0, 70.0, 170.0, 40.0, 50.0);
+    let (w, h, ml, mr, mt, mb) = (820.0, 440.0, 70.0, 230.0, 40.0, 50.0);
     let pw = w - ml - mr;
     let ph = h - mt - mb;
     let max = series
@@ -57,7 +58,8 @@ pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
         );
         e += 1;
     }
-    for p in [0.0, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0] {
+    // 0.99 would overlap 1 on a linear axis: the tail is `tail_svg`'s job.
+    for p in [0.0, 0.25, 0.5, 0.75, 0.9, 1.0] {
         let gy = y(p);
         let _ = writeln!(
             s,
@@ -118,7 +120,7 @@ pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
     s
 }
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

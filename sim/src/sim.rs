@@ -20,7 +20,7 @@ use crate::policy::{Action, LockEvent, LockKind, Policy};
 use crate::rng::Stream;
 use crate::sched::{fair, Rq, Sched, State, Task, Why, World};
 use crate::trace::{Name, TraceLog};
-use crate::workload::{Dist, LockType, OpSpec, Scenario, ThreadRole};
+use crate::workload::{Dist, OpSpec, Scenario, ThreadRole};
 use std::collections::VecDeque;
 
 /// A compiled program op (names resolved to indices).

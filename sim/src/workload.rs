@@ -4,6 +4,7 @@
 //! (`sleep`, `lock`, `wait_vsync`, `wait`, `binder_call`, `binder_serve`) or happens instantly
 //! (`unlock`, `signal`, frame markers, `branch`). Ops run only while the thread is on a CPU.
 
+use crate::locks::visibility::FutexOwner;
 use crate::platform::Platform;
 use serde::{Deserialize, Serialize};
 
@@ -91,6 +92,10 @@ pub struct LockSpec {
     pub name: String,
     /// `mutex`, `rwsem` or `futex`.
     pub kind: LockType,
+    /// For a futex, what the kernel can see of its owner: `pi` (a PI futex), `hinted` (an
+    /// owner-hinted plain futex) or `none`. Required for futexes, refused for kernel locks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<FutexOwner>,
 }
 
 /// The lock families the simulator models.
@@ -101,8 +106,57 @@ pub enum LockType {
     Mutex,
     /// Kernel `struct rw_semaphore`: shared readers, exclusive writers, handoff on release.
     Rwsem,
-    /// Unfair futex-style lock: release frees it and wakes one waiter; arrivals may barge.
+    /// A user-space lock on a futex word. With `owner = "pi"` a PI futex (an `rt_mutex`:
+    /// handoff to the top waiter); otherwise a plain unfair lock: release frees it and wakes
+    /// one waiter, and arrivals may barge.
     Futex,
+}
+
+/// Where the top app's own background-priority threads (nice ≥ 10) may run.
+///
+/// AOSP keeps them in their process's cpuset: `androidSetThreadPriority` (libutils) and ART's
+/// `PaletteSchedSetPriority` apply only `SCHED_SP_BACKGROUND` for nice ≥ 10, whose profiles
+/// (`HighEnergySaving`, `LowIoPriority`, `TimerSlackHigh` in task_profiles.json) change the cpu
+/// controller group, I/O priority and timer slack, not the cpuset; and when the process moves
+/// to top-app, `android_os_Process_setProcessGroup` (frameworks/base
+/// core/jni/android_util_Process.cpp) gives its nice ≥ 10 threads `ProcessCapacityMax`, the
+/// top-app cpuset (all cores). The cpu controller's background group (its shares or uclamp)
+/// is **not modelled**.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// AOSP: the top-app cpuset (every core).
+    #[default]
+    Aosp,
+    /// The simulator's earlier assumption: the `background` cpuset (little cores).
+    Little,
+}
+
+impl Placement {
+    /// Parses `aosp` or `little`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "aosp" => Ok(Placement::Aosp),
+            "little" => Ok(Placement::Little),
+            _ => Err(format!("unknown placement `{s}`; placements: aosp, little")),
+        }
+    }
+
+    /// The name `parse` accepts.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Aosp => "aosp",
+            Placement::Little => "little",
+        }
+    }
+
+    /// The cpuset group a top-app thread at nice ≥ 10 runs in.
+    pub fn group(self) -> &'static str {
+        match self {
+            Placement::Aosp => "top-app",
+            Placement::Little => "background",
+        }
+    }
 }
 
 /// Which critical role a thread has for the policies.
@@ -183,6 +237,9 @@ pub struct Scenario {
     /// Platform; the Pixel 8-like default when absent.
     #[serde(default)]
     pub platform: Platform,
+    /// Where the foreground app's background-priority threads may run.
+    #[serde(default)]
+    pub placement: Placement,
     /// Locks.
     #[serde(default)]
     pub locks: Vec<LockSpec>,
@@ -202,6 +259,7 @@ const LAUNCH: &str = include_str!("../scenarios/app-launch.toml");
 const HEAVY: &str = include_str!("../scenarios/heavy-background.toml");
 const BINDER: &str = include_str!("../scenarios/binder-heavy.toml");
 const STORM: &str = include_str!("../scenarios/rwsem-storm.toml");
+const PAPER: &str = include_str!("../scenarios/paper-scroll.toml");
 
 /// Names of the built-in scenarios, in report order.
 pub const SCENARIOS: &[&str] = &[
@@ -212,6 +270,8 @@ pub const SCENARIOS: &[&str] = &[
     "heavy-background",
     "binder-heavy",
     "rwsem-storm",
+    "paper-scroll-60",
+    "paper-scroll-120",
 ];
 
 impl Scenario {
@@ -232,6 +292,8 @@ impl Scenario {
             "heavy-background" => (HEAVY, None),
             "binder-heavy" => (BINDER, None),
             "rwsem-storm" => (STORM, None),
+            "paper-scroll-60" => (PAPER, Some(60.0)),
+            "paper-scroll-120" => (PAPER, Some(120.0)),
             _ => {
                 return Err(format!(
                     "unknown scenario `{name}`; built-in scenarios: {}",
@@ -255,6 +317,7 @@ impl Scenario {
             "heavy-background" => HEAVY,
             "binder-heavy" => BINDER,
             "rwsem-storm" => STORM,
+            "paper-scroll-60" | "paper-scroll-120" => PAPER,
             _ => return None,
         })
     }
@@ -266,6 +329,23 @@ impl Scenario {
             return Err("platform needs 1..=64 CPUs".into());
         }
         let names: Vec<String> = self.expanded_names();
+        for l in &self.locks {
+            match (l.kind, l.owner) {
+                (LockType::Futex, None) => {
+                    return Err(format!(
+                        "lock `{}`: a futex needs `owner = \"pi\" | \"hinted\" | \"none\"` (what the kernel can see)",
+                        l.name
+                    ))
+                }
+                (LockType::Mutex | LockType::Rwsem, Some(_)) => {
+                    return Err(format!(
+                        "lock `{}`: `owner` is for futexes (the kernel sees a kernel lock's owner)",
+                        l.name
+                    ))
+                }
+                _ => {}
+            }
+        }
         for t in &self.threads {
             if p.group_index(&t.group).is_none() {
                 return Err(format!("thread `{}`: unknown group `{}`", t.name, t.group));
@@ -311,6 +391,18 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+
+    /// Whether `t` is one of the top app's own background-priority threads, whose CPUs
+    /// follow [`Scenario::placement`]: a fair-class thread at nice ≥ 10 in a process that has
+    /// a UI thread or RenderThread.
+    pub fn app_background(&self, t: &ThreadSpec) -> bool {
+        t.rt_prio == 0
+            && t.nice >= 10
+            && self
+                .threads
+                .iter()
+                .any(|o| o.process == t.process && o.role != ThreadRole::Other)
     }
 
     /// Thread names after `count` expansion, in creation order.

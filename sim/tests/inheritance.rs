@@ -1,10 +1,21 @@
-//! Priority inheritance and proxy execution on hand-built cases with known answers.
+//! Priority inheritance, proxy execution and what SuperPass can see, on hand-built cases with
+//! known answers.
 
 use superpass_sim::{run, Policy, Scenario};
+
+/// The scenario text of a lock kind: `mutex`, `rwsem`, or `futex-pi` / `futex-hinted` /
+/// `futex-none` for a futex and what the kernel can see of it.
+fn lock_decl(kind: &str) -> String {
+    match kind.split_once('-') {
+        Some((k, owner)) => format!("kind = \"{k}\"\nowner = \"{owner}\""),
+        None => format!("kind = \"{kind}\""),
+    }
+}
 
 /// A UI thread (nice -10) waits for a lock held by a nice-19 owner that shares its only CPU
 /// with a nice-0 hog; the hold is 10 ms of work. Returns the UI's longest blocking in µs.
 fn one_cpu_case(kind: &str, read: bool, policy: &str) -> f64 {
+    let decl = lock_decl(kind);
     let lock_op = if read {
         r#"{ op = "lock", lock = "l", read = true }"#
     } else {
@@ -23,7 +34,7 @@ context_switch_ns = 0
 migration_ns = 0
 [[locks]]
 name = "l"
-kind = "{kind}"
+{decl}
 [[threads]]
 name = "owner"
 process = "p"
@@ -53,26 +64,54 @@ program = [{{ op = "lock", lock = "l" }}, {{ op = "compute", us = 10 }}, {{ op =
 }
 
 #[test]
-fn pi_boosts_mutex_and_futex_owners() {
-    for kind in ["mutex", "futex"] {
+fn pi_ideal_boosts_mutex_and_futex_owners() {
+    for kind in ["mutex", "futex-hinted", "futex-pi"] {
         let stock = one_cpu_case(kind, false, "default");
-        let pi = one_cpu_case(kind, false, "pi");
+        let pi = one_cpu_case(kind, false, "pi-ideal");
         // Stock (EEVDF): the nice-19 owner gets a 3 ms slice only every ~200 ms.
         assert!(stock > 100_000.0, "{kind}: stock wait {stock} µs");
         // Inherited nice -10 (9548 vs 1024): about its 10 ms of work.
-        assert!(pi < 15_000.0, "{kind}: pi wait {pi} µs");
+        assert!(pi < 15_000.0, "{kind}: pi-ideal wait {pi} µs");
+    }
+}
+
+#[test]
+fn linux_pi_gives_a_fair_owner_nothing() {
+    // A fair waiter queues at DEFAULT_PRIO: even on a PI futex the nice-19 owner keeps its
+    // weight; on a kernel mutex or a plain futex there is no inheritance at all.
+    for kind in ["futex-pi", "mutex", "futex-hinted"] {
+        let stock = one_cpu_case(kind, false, "default");
+        let pi = one_cpu_case(kind, false, "pi");
+        assert!(
+            (pi - stock).abs() / stock < 0.05,
+            "{kind}: pi {pi} vs stock {stock}"
+        );
+    }
+}
+
+#[test]
+fn linux_pi_lends_an_rt_waiters_priority_through_a_pi_futex_only() {
+    // rt-ui makes the UI SCHED_FIFO; rt_mutex inheritance then runs the owner as RT.
+    let pi = one_cpu_case("futex-pi", false, "rt-ui");
+    assert!(pi < 15_000.0, "rt-ui on a PI futex: {pi} µs");
+    for kind in ["futex-hinted", "mutex"] {
+        let stock = one_cpu_case(kind, false, "default");
+        let rt = one_cpu_case(kind, false, "rt-ui");
+        assert!(rt > stock / 2.0, "{kind}: rt-ui {rt} vs stock {stock}");
     }
 }
 
 #[test]
 fn pi_gives_rwsem_readers_nothing() {
     let stock = one_cpu_case("rwsem", true, "default");
-    let pi = one_cpu_case("rwsem", true, "pi");
-    assert!(stock > 100_000.0, "stock {stock}");
-    assert!(
-        (pi - stock).abs() / stock < 0.05,
-        "pi {pi} vs stock {stock}"
-    );
+    for policy in ["pi", "pi-ideal"] {
+        let pi = one_cpu_case("rwsem", true, policy);
+        assert!(stock > 100_000.0, "stock {stock}");
+        assert!(
+            (pi - stock).abs() / stock < 0.05,
+            "{policy} {pi} vs stock {stock}"
+        );
+    }
 }
 
 #[test]
@@ -82,17 +121,37 @@ fn proxy_runs_the_mutex_owner_on_the_waiters_context() {
     assert!(stock > 100_000.0);
     assert!(proxy < 15_000.0, "proxy wait {proxy} µs");
     // Futexes are not covered by proxy execution.
-    let fx = one_cpu_case("futex", false, "proxy");
+    let fx = one_cpu_case("futex-hinted", false, "proxy");
     assert!(fx > 100_000.0, "proxy must not help a futex: {fx}");
 }
 
 #[test]
-fn superpass_fast_tracks_the_blocker() {
-    for (kind, read) in [("mutex", false), ("futex", false)] {
-        let stock = one_cpu_case(kind, read, "default");
-        let sp = one_cpu_case(kind, read, "superpass");
+fn superpass_fast_tracks_the_blockers_the_kernel_sees() {
+    for kind in ["mutex", "futex-hinted", "futex-pi"] {
+        let stock = one_cpu_case(kind, false, "default");
+        let sp = one_cpu_case(kind, false, "superpass");
         assert!(sp < stock / 5.0, "{kind}: superpass {sp} vs stock {stock}");
     }
+    // Without owner hints (a stock device, or a futex without hints) the owner is unknown.
+    for (kind, policy) in [
+        ("futex-none", "superpass"),
+        ("futex-none", "superpass-stock"),
+        ("futex-hinted", "superpass-stock"),
+    ] {
+        let stock = one_cpu_case(kind, false, "default");
+        let sp = one_cpu_case(kind, false, policy);
+        assert!(
+            (sp - stock).abs() / stock < 0.05,
+            "{policy} on {kind}: {sp} vs stock {stock}"
+        );
+    }
+    // A PI futex's owner is visible on a stock device.
+    let stock = one_cpu_case("futex-pi", false, "default");
+    let sp = one_cpu_case("futex-pi", false, "superpass-stock");
+    assert!(
+        sp < stock / 5.0,
+        "superpass-stock on a PI futex: {sp} vs {stock}"
+    );
 }
 
 /// The owner is confined to CPU 1 (busy with a hog); the UI runs on CPU 0. Single-runqueue
@@ -101,6 +160,8 @@ fn two_cpu_case(policy: &str) -> f64 {
     let text = r#"
 name = "proxy-migrate-case"
 warmup_ms = 0.0
+# Keep the app's nice-19 owner in the background cpuset (CPU 1).
+placement = "little"
 [platform]
 clusters = [{ name = "c", count = 2, capacity = 1024 }]
 groups = [{ name = "top-app", cpus = [0, 1] }, { name = "background", cpus = [1], background = true }]
@@ -147,4 +208,69 @@ fn proxy_needs_donor_migration_across_cpus() {
         "single-rq proxy {proxy} vs stock {stock}"
     );
     assert!(migrate < 15_000.0, "donor migration {migrate}");
+}
+
+/// An RT UI thread waits on PI futex `a`, whose nice-19 owner waits on PI futex `b`, whose
+/// nice-19 owner shares the only CPU with a nice-0 hog (the UI comes late enough for both
+/// locks to be taken: a nice-19 thread first runs about 200 ms after waking next to the hog).
+/// Returns the UI's longest wait in µs.
+fn pi_chain_case(policy: &str, owner: &str) -> f64 {
+    let text = format!(
+        r#"
+name = "pi-chain"
+warmup_ms = 0.0
+[platform]
+clusters = [{{ name = "c", count = 1, capacity = 1024 }}]
+groups = [{{ name = "top-app", cpus = [0] }}]
+tick_ns = 4000000
+base_slice_ns = 3000000
+context_switch_ns = 0
+migration_ns = 0
+[[locks]]
+name = "a"
+kind = "futex"
+owner = "{owner}"
+[[locks]]
+name = "b"
+kind = "futex"
+owner = "{owner}"
+[[threads]]
+name = "t2"
+process = "p"
+nice = 19
+program = [{{ op = "lock", lock = "b" }}, {{ op = "compute", us = 10000 }}, {{ op = "unlock", lock = "b" }}, {{ op = "sleep", us = 2000000 }}]
+[[threads]]
+name = "t1"
+process = "p"
+nice = 19
+start_us = 50
+program = [{{ op = "lock", lock = "a" }}, {{ op = "lock", lock = "b" }}, {{ op = "compute", us = 1000 }}, {{ op = "unlock", lock = "b" }}, {{ op = "unlock", lock = "a" }}, {{ op = "sleep", us = 2000000 }}]
+[[threads]]
+name = "hog"
+process = "p"
+nice = 0
+program = [{{ op = "compute", us = 100000 }}]
+[[threads]]
+name = "ui"
+process = "p"
+nice = -10
+role = "ui"
+start_us = 400000
+program = [{{ op = "lock", lock = "a" }}, {{ op = "compute", us = 10 }}, {{ op = "unlock", lock = "a" }}, {{ op = "sleep", us = 2000000 }}]
+"#
+    );
+    let sc = Scenario::from_toml(&text).unwrap();
+    let r = run(&sc, Policy::parse(policy).unwrap(), 1, 2.0);
+    assert!(!r.blocking.is_empty(), "{policy}: the UI never blocked");
+    r.summary().max_blocking_us
+}
+
+#[test]
+fn linux_pi_follows_a_chain_of_pi_futexes() {
+    // The RT waiter's priority reaches the second owner through the first.
+    let chain = pi_chain_case("rt-ui", "pi");
+    assert!(chain < 15_000.0, "rt-ui through two PI futexes: {chain} µs");
+    // Without PI (plain futexes) the second owner starves behind the hog.
+    let plain = pi_chain_case("rt-ui", "hinted");
+    assert!(plain > 50_000.0, "rt-ui on plain futexes: {plain} µs");
 }

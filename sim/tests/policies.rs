@@ -1,10 +1,11 @@
 //! The generic suite, stamped onto every policy: work conservation, weight-proportional CPU
 //! shares, no lost wakeups and lock safety (checked after every event), plus every scenario
-//! running clean.
+//! (both placements, and a kernel-mutex and a PI-futex app lock) running clean.
 
+use superpass_sim::locks::visibility::FutexOwner;
 use superpass_sim::policy::by_name;
 use superpass_sim::sim::{RunOpts, Sim};
-use superpass_sim::workload::SCENARIOS;
+use superpass_sim::workload::{LockType, Placement, SCENARIOS};
 use superpass_sim::Scenario;
 
 const CHECKED: RunOpts = RunOpts {
@@ -12,10 +13,34 @@ const CHECKED: RunOpts = RunOpts {
     check_invariants: true,
 };
 
-/// Runs every built-in scenario with invariant checks after every event.
-fn invariants_hold(policy: &str) {
+/// Every built-in scenario under both placements, plus scroll-120 with its shared app lock
+/// made a kernel mutex and a PI futex (the lock families proxy execution and PI act on).
+fn scenarios() -> Vec<(String, Scenario)> {
+    let mut v = Vec::new();
     for name in SCENARIOS {
-        let sc = Scenario::builtin(name).unwrap();
+        for placement in [Placement::Aosp, Placement::Little] {
+            let mut sc = Scenario::builtin(name).unwrap();
+            sc.placement = placement;
+            v.push((format!("{name}/{}", placement.name()), sc));
+        }
+    }
+    for (kind, owner) in [
+        (LockType::Mutex, None),
+        (LockType::Futex, Some(FutexOwner::Pi)),
+    ] {
+        let mut sc = Scenario::builtin("scroll-120").unwrap();
+        let l = sc.locks.iter_mut().find(|l| l.name == "app_state").unwrap();
+        l.kind = kind;
+        l.owner = owner;
+        sc.placement = Placement::Little;
+        v.push((format!("scroll-120 with app_state {kind:?} {owner:?}"), sc));
+    }
+    v
+}
+
+/// Runs every scenario of [`scenarios`] with invariant checks after every event.
+fn invariants_hold(policy: &str) {
+    for (name, sc) in scenarios() {
         let out = Sim::new(&sc, by_name(policy).unwrap(), 11, 0.4, &CHECKED).run();
         assert!(
             out.violations.is_empty(),
@@ -26,6 +51,30 @@ fn invariants_hold(policy: &str) {
             out.res.events > 1000,
             "{policy} on {name}: only {} events",
             out.res.events
+        );
+    }
+}
+
+/// The kernel-mutex app lock runs for several seconds without a panic (donor migration once
+/// left a donor current on one CPU and queued on another).
+fn mutex_app_lock_runs_long(policy: &str) {
+    let (_, sc) = scenarios()
+        .into_iter()
+        .find(|(n, _)| n.contains("Mutex"))
+        .unwrap();
+    for seed in 1..=3 {
+        let out = Sim::new(
+            &sc,
+            by_name(policy).unwrap(),
+            seed,
+            5.0,
+            &RunOpts::default(),
+        )
+        .run();
+        assert!(
+            out.res.frames > 100,
+            "{policy} seed {seed}: {} frames",
+            out.res.frames
         );
     }
 }
@@ -99,6 +148,8 @@ macro_rules! policy_suite {
             fn shares_follow_weights() { super::shares_follow_weights($name) }
             #[test]
             fn sleepers_keep_waking() { super::sleepers_keep_waking($name) }
+            #[test]
+            fn mutex_app_lock_runs_long() { super::mutex_app_lock_runs_long($name) }
         }
     )*};
 }
@@ -106,8 +157,19 @@ macro_rules! policy_suite {
 policy_suite! {
     default => "default",
     pi => "pi",
+    pi_ideal => "pi-ideal",
     rt_ui => "rt-ui",
     proxy => "proxy",
     proxy_migrate => "proxy-migrate",
     superpass => "superpass",
+    superpass_stock => "superpass-stock",
+}
+
+#[test]
+fn the_suite_covers_every_policy() {
+    assert_eq!(
+        superpass_sim::policy::NAMES.len(),
+        8,
+        "add the new policy to policy_suite!"
+    );
 }

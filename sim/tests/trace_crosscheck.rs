@@ -28,7 +28,9 @@ use superpass_trace::import::import_in_memory;
 use superpass_trace::report::{self, percentile as report_percentile, Options};
 
 fn crosscheck(scenario: &str, policy: &str, seed: u64, secs: f64) -> RunResult {
-    let sc = Scenario::builtin(scenario).unwrap();
+    let mut sc = Scenario::builtin(scenario).unwrap();
+    // The app's workers on the little cores: more waits to compare.
+    sc.placement = superpass_sim::workload::Placement::Little;
     let warmup = (sc.warmup_ms * 1e6) as i64;
     let o = RunOpts {
         trace: true,
@@ -188,7 +190,7 @@ fn imported_trace_reproduces_blocking_default_policy() {
 
 #[test]
 fn imported_trace_reproduces_blocking_superpass_rwsem() {
-    crosscheck("rwsem-storm", "superpass", 5, 1.0);
+    crosscheck("rwsem-storm", "superpass", 5, 2.0);
 }
 
 #[test]

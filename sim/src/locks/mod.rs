@@ -6,9 +6,12 @@
 pub mod binder;
 pub mod futex;
 pub mod mutex;
+pub mod rtmutex;
 pub mod rwsem;
+pub mod visibility;
 
-use crate::workload::LockType;
+use crate::workload::{LockSpec, LockType};
+use visibility::{FutexOwner, Visibility};
 
 /// A task index (position in the simulator's task table).
 pub type TaskIdx = u32;
@@ -22,15 +25,28 @@ pub enum Lock {
     Rwsem(rwsem::Rwsem),
     /// Unfair futex-style lock.
     Futex(futex::Futex),
+    /// PI futex (`rt_mutex`).
+    PiFutex(rtmutex::RtMutex),
 }
 
 impl Lock {
-    /// A fresh, free lock of the given family.
-    pub fn new(kind: LockType) -> Self {
-        match kind {
-            LockType::Mutex => Lock::Mutex(mutex::Mutex::default()),
-            LockType::Rwsem => Lock::Rwsem(rwsem::Rwsem::default()),
-            LockType::Futex => Lock::Futex(futex::Futex::default()),
+    /// A fresh, free lock as a scenario declares it.
+    pub fn new(spec: &LockSpec) -> Self {
+        match (spec.kind, spec.owner) {
+            (LockType::Mutex, _) => Lock::Mutex(mutex::Mutex::default()),
+            (LockType::Rwsem, _) => Lock::Rwsem(rwsem::Rwsem::default()),
+            (LockType::Futex, Some(FutexOwner::Pi)) => Lock::PiFutex(rtmutex::RtMutex::default()),
+            (LockType::Futex, _) => Lock::Futex(futex::Futex::default()),
+        }
+    }
+
+    /// What the kernel can see of a lock as a scenario declares it.
+    pub fn visibility(spec: &LockSpec) -> Visibility {
+        match (spec.kind, spec.owner) {
+            (LockType::Mutex | LockType::Rwsem, _) => Visibility::Kernel,
+            (LockType::Futex, Some(FutexOwner::Pi)) => Visibility::PiFutex,
+            (LockType::Futex, Some(FutexOwner::Hinted)) => Visibility::Hinted,
+            (LockType::Futex, Some(FutexOwner::None) | None) => Visibility::Hidden,
         }
     }
 
@@ -40,6 +56,7 @@ impl Lock {
             Lock::Mutex(m) => m.owner,
             Lock::Rwsem(r) => r.writer,
             Lock::Futex(f) => f.owner,
+            Lock::PiFutex(m) => m.owner,
         }
     }
 
@@ -56,17 +73,21 @@ impl Lock {
         match self {
             Lock::Mutex(_) => LockType::Mutex,
             Lock::Rwsem(_) => LockType::Rwsem,
-            Lock::Futex(_) => LockType::Futex,
+            Lock::Futex(_) | Lock::PiFutex(_) => LockType::Futex,
         }
     }
 
     /// Tasks queued waiting on the lock.
     pub fn waiters(&self) -> impl Iterator<Item = TaskIdx> + '_ {
-        let (a, b): (Option<_>, Option<_>) = match self {
-            Lock::Mutex(m) => (Some(m.waiters.iter().copied()), None),
-            Lock::Futex(f) => (Some(f.waiters.iter().copied()), None),
-            Lock::Rwsem(r) => (None, Some(r.waiters.iter().map(|w| w.0))),
+        let (a, b, c): (Option<_>, Option<_>, Option<_>) = match self {
+            Lock::Mutex(m) => (Some(m.waiters.iter().copied()), None, None),
+            Lock::Futex(f) => (Some(f.waiters.iter().copied()), None, None),
+            Lock::Rwsem(r) => (None, Some(r.waiters.iter().map(|w| w.0)), None),
+            Lock::PiFutex(m) => (None, None, Some(m.waiters.iter().map(|w| w.0))),
         };
-        a.into_iter().flatten().chain(b.into_iter().flatten())
+        a.into_iter()
+            .flatten()
+            .chain(b.into_iter().flatten())
+            .chain(c.into_iter().flatten())
     }
 }

@@ -5,7 +5,9 @@
 //! the simulator applies after the call, so a policy never mutates the world directly.
 
 pub mod default;
+pub mod kernel_view;
 pub mod pi;
+pub mod pi_ideal;
 pub mod proxy;
 pub mod rtui;
 pub mod superpass;
@@ -119,7 +121,7 @@ pub struct PolicyStats {
 
 /// A scheduling/locking policy.
 pub trait Policy: Send {
-    /// The CLI name (`default`, `pi`, `rt-ui`, `proxy`, `proxy-migrate`, `superpass`).
+    /// The CLI name (one of [`NAMES`]).
     fn name(&self) -> &'static str;
 
     /// Called once before the run; may promote threads.
@@ -207,10 +209,12 @@ pub trait Policy: Send {
 pub const NAMES: &[&str] = &[
     "default",
     "pi",
+    "pi-ideal",
     "rt-ui",
     "proxy",
     "proxy-migrate",
     "superpass",
+    "superpass-stock",
 ];
 
 /// Builds a policy by CLI name.
@@ -218,10 +222,12 @@ pub fn by_name(name: &str) -> Result<Box<dyn Policy>, String> {
     Ok(match name {
         "default" => Box::new(default::Default),
         "pi" => Box::new(pi::Pi::default()),
-        "rt-ui" => Box::new(rtui::RtUi),
+        "pi-ideal" => Box::new(pi_ideal::PiIdeal::default()),
+        "rt-ui" => Box::new(rtui::RtUi::default()),
         "proxy" => Box::new(proxy::Proxy::new(false)),
         "proxy-migrate" => Box::new(proxy::Proxy::new(true)),
         "superpass" => Box::new(superpass::SuperPass::new()),
+        "superpass-stock" => Box::new(superpass::SuperPass::stock()),
         _ => {
             return Err(format!(
                 "unknown policy `{name}`; policies: {}",

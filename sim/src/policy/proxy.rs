@@ -68,14 +68,15 @@ impl Policy for Proxy {
             };
             let ot = w.task(o);
             match ot.state {
-                State::Blocked(Why::Lock) if ot.on_rq && ot.cpu == cpu => t = o,
+                // A blocked owner that is itself a donor: follow its chain. With migration the
+                // donor goes to the CPU of the chain's end, not to a blocked donor's CPU in the
+                // middle (from there the walk would send it back: a same-instant ping-pong).
+                State::Blocked(Why::Lock) if ot.on_rq && (ot.cpu == cpu || self.migrate) => t = o,
                 State::Runnable if ot.cpu == cpu => {
                     self.stats.boosts += 1;
                     return ProxyPick::Run(o);
                 }
-                State::Runnable | State::Running | State::Blocked(Why::Lock)
-                    if self.migrate && ot.cpu != cpu && ot.on_rq =>
-                {
+                State::Runnable | State::Running if self.migrate && ot.cpu != cpu && ot.on_rq => {
                     if w.task(donor).allowed & (1 << ot.cpu) != 0 {
                         return ProxyPick::Migrate(ot.cpu);
                     }

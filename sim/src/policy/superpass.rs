@@ -1,6 +1,9 @@
 //! SuperPass: lock-level blocker detection plus a bounded scheduler fast track, with every
 //! decision made by `superpass_core::Engine`, the code the kernel module runs.
 //!
+//! It sees only the lock events a kernel hook reports (`super::kernel_view`): `superpass`
+//! runs on a device whose ART/bionic pass futex owner hints, `superpass-stock` on one without.
+//!
 //! The simulator reports to the engine at the points the kernel hooks fire, in core's own
 //! protocol ([`superpass_core::Event`], answered by [`Engine::handle`]), exactly as the kernel
 //! module does: lock wait start and finish, owner and reader acquire/release, a waiter woken by
@@ -9,7 +12,9 @@
 //! still run first. Each hook call is charged as CPU time on the CPU it runs on ([`HOOK_NS`], an
 //! assumption documented in docs/sim.md).
 
+use super::kernel_view::{visible, Device};
 use super::{Action, LockEvent, Policy, PolicyStats};
+use crate::locks::visibility::Visibility;
 use crate::locks::TaskIdx;
 use crate::sched::World;
 use crate::workload::ThreadRole;
@@ -50,6 +55,8 @@ pub struct SuperPass {
     /// Where every event handed to the engine goes with its answer, when recording (tests
     /// compare the simulator's decisions with the module's on the same events).
     log: Option<EventLog>,
+    /// Which user-space locks the device reports.
+    device: Device,
 }
 
 /// A shared record of `(time, event, answer)`, oldest first.
@@ -70,6 +77,16 @@ impl SuperPass {
             hook_ns: HOOK_NS,
             calls: 0,
             log: None,
+            device: Device::Hinting,
+        }
+    }
+
+    /// SuperPass on a device without patched user space: it sees kernel locks and PI futexes,
+    /// and an owner-hinted futex looks like a plain one (invisible).
+    pub fn stock() -> Self {
+        SuperPass {
+            device: Device::Stock,
+            ..Self::new()
         }
     }
 
@@ -94,10 +111,48 @@ impl SuperPass {
             .collect()
     }
 
-    /// The core event for a simulator lock event, with TIDs for task indices.
+    /// The CPUs of the highest capacity, which the module names fast at load
+    /// (`sp_fast_cpu_mask`, from `arch_scale_cpu_capacity`).
+    pub fn fast_cpus(w: &World) -> u64 {
+        let top = w.rqs.iter().map(|r| r.cap).max().unwrap_or(0);
+        w.rqs
+            .iter()
+            .enumerate()
+            .filter(|&(i, r)| i < 64 && r.cap == top)
+            .fold(0u64, |m, (i, _)| m | 1 << i)
+    }
+
+    /// The core event the kernel hooks would report for simulator lock event `ev`, with TIDs
+    /// for task indices.
     pub fn core_event(w: &World, ev: LockEvent) -> Event {
         let tid = |t| Self::tid(w, t);
+        let hinted = |l: u32| w.lock_vis[l as usize] == Visibility::Hinted;
         match ev {
+            // An owner-hinted futex, as the module's futex probes report it: the hint at
+            // futex_wait_start (every hint names a live thread of the app here), the end at
+            // futex_wait_end, and a wake that passes a queued tracked waiter over.
+            LockEvent::WaitStart {
+                waiter,
+                lock,
+                owner,
+                ..
+            } if hinted(lock) => Event::FutexWait {
+                waiter: tid(waiter),
+                owner: owner.map_or(0, tid),
+                valid: owner.is_some(),
+            },
+            LockEvent::WaitFinish { waiter, lock, .. } if hinted(lock) => {
+                Event::from_hook_futex_wait_end(tid(waiter))
+            }
+            LockEvent::Woken { lock, tid: t } if hinted(lock) => {
+                let queued = w.locks[lock as usize]
+                    .waiters()
+                    .find(|&q| {
+                        q != t && matches!(w.task(q).role, ThreadRole::Ui | ThreadRole::Render)
+                    })
+                    .unwrap_or(t);
+                Event::from_hook_futex_woken(tid(queued), tid(t))
+            }
             LockEvent::WaitStart {
                 waiter,
                 lock,
@@ -260,11 +315,15 @@ fn lock_id(l: u32) -> LockId {
 
 impl Policy for SuperPass {
     fn name(&self) -> &'static str {
-        "superpass"
+        match self.device {
+            Device::Hinting => "superpass",
+            Device::Stock => "superpass-stock",
+        }
     }
 
     fn setup(&mut self, w: &World, _out: &mut Vec<Action>) {
         let mut e = Engine::new(w.rqs.len() as u32, Recorder::default());
+        e.set_fast_cpus(Self::fast_cpus(w));
         e.set_critical(w.now, &Self::critical_set(w))
             .expect("critical set fits the default tunables");
         e.set_enabled(w.now, true);
@@ -273,6 +332,9 @@ impl Policy for SuperPass {
     }
 
     fn lock_event(&mut self, w: &World, cpu: u32, ev: LockEvent, out: &mut Vec<Action>) {
+        if !visible(w, self.device, ev) {
+            return; // no hook fires for it
+        }
         self.hook(cpu, out);
         let a = self.handle(w.now, Self::core_event(w, ev));
         self.place(w, a, out);

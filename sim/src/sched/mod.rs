@@ -6,6 +6,7 @@
 pub mod fair;
 pub mod rt;
 
+use crate::locks::visibility::Visibility;
 use crate::locks::{binder::Pool, Lock, TaskIdx};
 use crate::workload::ThreadRole;
 
@@ -218,6 +219,8 @@ pub struct World {
     pub locks: Vec<Lock>,
     /// Lock names by index.
     pub lock_names: Vec<String>,
+    /// What the kernel can see of each lock, by index.
+    pub lock_vis: Vec<Visibility>,
     /// Binder pools.
     pub pools: Vec<Pool>,
     /// EEVDF base slice.

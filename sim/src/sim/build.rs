@@ -17,9 +17,11 @@ impl Sim {
         let nr = caps.len();
         let mut lock_names = Vec::new();
         let mut locks = Vec::new();
+        let mut lock_vis = Vec::new();
         for l in &sc.locks {
             lock_names.push(l.name.clone());
-            locks.push(Lock::new(l.kind));
+            locks.push(Lock::new(l));
+            lock_vis.push(Lock::visibility(l));
         }
         let mut pools: Vec<Pool> = Vec::new();
         for t in &sc.threads {
@@ -54,6 +56,13 @@ impl Sim {
                 .collect();
             progs.push(prog);
             let group = p.group_index(&spec.group).unwrap_or(0);
+            // The declared group decides what counts as background work; the CPUs of the top
+            // app's background-priority threads follow the placement.
+            let cpus = if sc.app_background(spec) && p.group_index(sc.placement.group()).is_some() {
+                sc.placement.group()
+            } else {
+                &spec.group
+            };
             for i in 0..spec.count {
                 let own = if spec.rt_prio > 0 {
                     Sched::fifo(spec.rt_prio as u8)
@@ -77,7 +86,7 @@ impl Sim {
                     pid,
                     name,
                     group,
-                    allowed: p.group_mask(&spec.group).unwrap_or(1) & ((1u64 << nr) - 1).max(1),
+                    allowed: p.group_mask(cpus).unwrap_or(1) & ((1u64 << nr) - 1).max(1),
                     prefer_big: spec.prefer_big,
                     role: spec.role,
                     own,
@@ -128,6 +137,7 @@ impl Sim {
             rqs,
             locks,
             lock_names,
+            lock_vis,
             pools,
             base_slice: p.base_slice_ns,
             tick_ns: p.tick_ns,

@@ -44,6 +44,20 @@ impl Sim {
                 w.now, self.queued
             ));
         }
+        // Run lists: each queued task once, on the runqueue its `cpu` names, marked queued.
+        let mut seen = vec![false; w.tasks.len()];
+        for (c, rq) in w.rqs.iter().enumerate() {
+            for &t in rq.fair.iter().chain(&rq.rt) {
+                let task = w.task(t);
+                if seen[t as usize] || task.cpu as usize != c || !task.on_rq {
+                    self.violations.push(format!(
+                        "t={} {} listed on cpu {c} (cpu {}, on_rq {}, twice {})",
+                        w.now, task.name, task.cpu, task.on_rq, seen[t as usize]
+                    ));
+                }
+                seen[t as usize] = true;
+            }
+        }
         // Work conservation: no idle CPU while a runnable task allowed there waits.
         let idle = w.idle_mask();
         if idle != 0 {

@@ -30,12 +30,18 @@ impl Sim {
     }
 
     pub(super) fn lock_kind(&self, l: u32, read: bool) -> LockKind {
-        match self.w.locks[l as usize].kind() {
-            LockType::Mutex => LockKind::Mutex,
-            LockType::Futex => LockKind::Futex,
-            LockType::Rwsem if read => LockKind::RwsemRead,
-            LockType::Rwsem => LockKind::RwsemWrite,
+        match &self.w.locks[l as usize] {
+            Lock::Mutex(_) => LockKind::Mutex,
+            Lock::Futex(_) => LockKind::Futex,
+            Lock::PiFutex(_) => LockKind::PiFutex,
+            Lock::Rwsem(_) if read => LockKind::RwsemRead,
+            Lock::Rwsem(_) => LockKind::RwsemWrite,
         }
+    }
+
+    /// Whether `l` is a plain futex: a woken waiter retries, and arrivals may barge.
+    pub(super) fn retries(&self, l: u32) -> bool {
+        matches!(self.w.locks[l as usize], Lock::Futex(_))
     }
 
     /// Tries to take lock `l`; on contention starts (or continues) a wait and blocks.
@@ -47,9 +53,11 @@ impl Sim {
         if self.critical[ti] && self.w.tasks[ti].lock_wait.is_none() {
             st.critical_attempts += 1;
         }
+        let rt_prio = self.w.tasks[ti].eff.rt;
         let ok = match &mut self.w.locks[l as usize] {
             Lock::Mutex(m) => m.lock(t),
             Lock::Futex(f) => f.lock(t),
+            Lock::PiFutex(m) => m.lock(t, rt_prio),
             Lock::Rwsem(r) => r.lock(t, read, now),
         };
         let kind = self.lock_kind(l, read);
@@ -83,13 +91,14 @@ impl Sim {
                     start: self.w.now,
                     last: self.w.now,
                     cat: Cat::Asleep,
-                    acc: [0; 4],
+                    acc: [0; 5],
                 });
             }
         }
+        let retries = self.retries(l);
         let task = &mut self.w.tasks[ti];
         task.blocked_on = Some(l);
-        if kind == LockKind::Futex {
+        if retries {
             // Retry the lock op when woken.
             let len = self.progs[task.prog as usize].len() as u32;
             task.pc = (task.pc + len - 1) % len;
@@ -116,7 +125,7 @@ impl Sim {
     /// A task woken from a lock wait is running again.
     pub(super) fn resume_from_lock(&mut self, t: TaskIdx, l: u32) {
         let cpu = self.w.tasks[t as usize].cpu;
-        if self.w.locks[l as usize].kind() == LockType::Futex {
+        if self.retries(l) {
             // Woken to retry: the kernel wait is over, the user-visible wait is not.
             self.lock_event(
                 cpu,
@@ -158,6 +167,8 @@ impl Sim {
                     runnable_ns: a.acc[1],
                     running_ns: a.acc[2],
                     self_ns: a.acc[3],
+                    other_woken_ns: a.acc[4],
+                    ui: self.w.tasks[t as usize].role == ThreadRole::Ui,
                 });
             }
         }
@@ -183,10 +194,16 @@ impl Sim {
                 granted.extend(m.unlock(t));
                 LockEvent::OwnerReleased { lock: l, tid: t }
             }
+            Lock::PiFutex(m) => {
+                granted.extend(m.unlock(t));
+                LockEvent::OwnerReleased { lock: l, tid: t }
+            }
             Lock::Futex(f) => {
                 let w = f.unlock(t);
                 self.lock_event(cpu, LockEvent::OwnerReleased { lock: l, tid: t });
                 if let Some(w) = w {
+                    // FUTEX_WAKE names the waiter it wakes; it does not own the word.
+                    self.lock_event(cpu, LockEvent::Woken { lock: l, tid: w });
                     self.w.tasks[w as usize].blocked_on = None;
                     self.wake(w, Some(cpu));
                 }
@@ -252,7 +269,9 @@ impl Sim {
                 None => {
                     let rs = lk.readers();
                     if rs.is_empty() {
-                        return Cat::SelfWait;
+                        // Nobody holds it, yet the waiter still sleeps: a release woke
+                        // another waiter, which has not retried yet.
+                        return Cat::OtherWoken;
                     }
                     let best = rs
                         .iter()

@@ -113,10 +113,14 @@ impl Sim {
             .into_iter()
             .flatten()
         {
-            let task = &mut self.w.tasks[t as usize];
-            if !task.on_rq {
+            // Not queued any more; or it blocked here and, before this CPU picked again, a
+            // wakeup queued it anew, on another CPU or on this one's list: leave it there.
+            let rq = &self.w.rqs[cpu as usize];
+            let task = &self.w.tasks[t as usize];
+            if !task.on_rq || task.cpu != cpu || rq.fair.contains(&t) || rq.rt.contains(&t) {
                 continue;
             }
+            let task = &mut self.w.tasks[t as usize];
             if task.state == State::Running {
                 task.state = State::Runnable;
                 task.runnable_since = now;
@@ -290,9 +294,13 @@ impl Sim {
         task.runnable_since = now;
         if task.on_rq {
             // A proxy donor whose lock was handed over: it is already queued. With donor
-            // migration it returns through the wakeup path (return migration).
-            if !self.policy.return_migrate() {
-                let cpu = task.cpu;
+            // migration it returns through the wakeup path (return migration), unless it is
+            // its CPU's scheduling context right now: a task still on a CPU is woken in place
+            // (`ttwu_runnable`), and moving it would leave it current on one CPU and queued
+            // on another.
+            let cpu = task.cpu;
+            let current = self.w.rqs[cpu as usize].donor == Some(t);
+            if !self.policy.return_migrate() || current {
                 self.check_preempt(cpu, t);
                 return;
             }
