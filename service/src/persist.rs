@@ -1,10 +1,15 @@
 //! The state the service keeps across restarts: mode and tunables, as JSON.
 //!
 //! Registrations are not persisted: TIDs die with their processes, and owners re-register.
+//!
+//! Loading fails closed: fields this version does not know are ignored (a newer service may
+//! have written them), and a file that cannot be read as state is renamed aside, not
+//! overwritten, so nothing the user set is lost. Saving writes a temporary file, syncs it and
+//! renames it over the old one, so a crash leaves either the old state or the new.
 
 use std::collections::BTreeMap;
-use std::io;
-use std::path::Path;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +18,6 @@ pub const FORMAT: u32 = 1;
 
 /// What `--state` holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Persisted {
     /// File format version ([`FORMAT`]).
     pub format: u32,
@@ -54,13 +58,41 @@ impl Persisted {
         Ok(Some(p))
     }
 
-    /// Writes `path` atomically (a temp file renamed over it).
+    /// Writes `path` atomically: a temp file, synced, renamed over it, and the directory
+    /// synced so the rename itself survives a crash.
     pub fn save(&self, path: &Path) -> io::Result<()> {
         let mut text = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
         text.push('\n');
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, path)
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// Renames an unreadable state file aside (`<path>.bad`, or `.bad.N` if that exists) so
+    /// that the next save does not destroy it; returns where it went.
+    pub fn set_aside(path: &Path) -> io::Result<PathBuf> {
+        let mut n = 0;
+        loop {
+            let mut name = path.as_os_str().to_owned();
+            name.push(if n == 0 {
+                ".bad".to_string()
+            } else {
+                format!(".bad.{n}")
+            });
+            let aside = PathBuf::from(name);
+            if !aside.exists() {
+                std::fs::rename(path, &aside)?;
+                return Ok(aside);
+            }
+            n += 1;
+        }
     }
 }
 
@@ -85,5 +117,37 @@ mod tests {
         assert!(Persisted::load(&path).is_err());
         std::fs::write(&path, "not json").unwrap();
         assert!(Persisted::load(&path).is_err());
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        std::fs::write(
+            &path,
+            r#"{"format":1,"enabled":false,"foreground_discovery":true,"tunables":{"max_depth":2},"from_a_newer_service":[1,2]}"#,
+        )
+        .unwrap();
+        let p = Persisted::load(&path).unwrap().unwrap();
+        assert!(!p.enabled && p.foreground_discovery);
+        assert_eq!(p.tunables.get("max_depth"), Some(&2));
+    }
+
+    #[test]
+    fn a_bad_file_is_set_aside_not_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        std::fs::write(&path, "garbage one").unwrap();
+        let a = Persisted::set_aside(&path).unwrap();
+        assert_eq!(a, dir.path().join("state.json.bad"));
+        std::fs::write(&path, "garbage two").unwrap();
+        let b = Persisted::set_aside(&path).unwrap();
+        assert_eq!(b, dir.path().join("state.json.bad.1"));
+        assert_eq!(std::fs::read_to_string(a).unwrap(), "garbage one");
+        assert_eq!(std::fs::read_to_string(b).unwrap(), "garbage two");
+        assert!(!path.exists());
+        // The next save starts afresh without touching the set-aside copies.
+        Persisted::initial().save(&path).unwrap();
+        assert_eq!(Persisted::load(&path).unwrap(), Some(Persisted::initial()));
     }
 }

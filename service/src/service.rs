@@ -107,7 +107,19 @@ impl SuperPass {
         let mut persisted = match opts.state_path.as_deref().map(Persisted::load) {
             Some(Ok(Some(p))) => p,
             Some(Err(e)) => {
-                log::error!("ignoring unreadable state file: {e}");
+                let path = opts.state_path.as_deref().expect("a load needs a path");
+                match Persisted::set_aside(path) {
+                    Ok(aside) => log::error!(
+                        "{}: unreadable state ({e}); kept as {} and starting from defaults",
+                        path.display(),
+                        aside.display()
+                    ),
+                    Err(e2) => log::error!(
+                        "{}: unreadable state ({e}), and it could not be set aside ({e2}); \
+                         starting from defaults",
+                        path.display()
+                    ),
+                }
                 Persisted::initial()
             }
             _ => Persisted::initial(),

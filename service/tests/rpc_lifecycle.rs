@@ -140,14 +140,17 @@ fn a_restart_restores_mode_and_tunables() {
 }
 
 #[test]
-fn a_corrupt_state_file_starts_from_defaults() {
+fn a_corrupt_state_file_starts_from_defaults_and_is_kept_aside() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state.json");
+    let aside = dir.path().join("state.json.bad");
     std::fs::write(&state, "{ not json").unwrap();
     let server = Server::start_in(dir, &["--state", state.to_str().unwrap()]);
     let conn = server.connect();
     assert!(conn.service.getState().unwrap().enabled);
-    // And the service rewrote it.
+    // The bad file was kept, not overwritten...
+    assert_eq!(std::fs::read_to_string(&aside).unwrap(), "{ not json");
+    // ...and the service wrote a fresh one.
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(saved["format"], 1);
