@@ -10,8 +10,12 @@
  * go. At the end the main thread releases it.
  *
  * Pass: the fast-tracked CPU time (FastTrackNs) is at most budget_ns plus two
- * ticks of slack (the budget is checked at each tick), the grant ended by budget, and the hogs made at least
- * MIN_PCT% (default 80) of their phase-1 progress.
+ * ticks of slack (the budget is checked at each tick), the grant ended by budget, and the hogs got at least
+ * MIN_PCT% (default 80) of the CPU share they had in phase 1. The share is
+ * the hogs' own CPU time over wall time: unlike their iteration rate, it
+ * does not move when the host slows the whole VM down (TCG on a shared
+ * machine), only when something else takes their CPUs. The iteration rates
+ * are printed too.
  *
  * usage: sp-bounds [-d SECS] [-H HOGS] [-P MIN_PCT]    prints "M key value"
  */
@@ -36,6 +40,21 @@ static int spfd, tfd, nhogs = 4;
 static atomic_int stop;
 static atomic_long iters;
 static atomic_int holding;
+
+/* The summed CPU time of the first @n threads of @h. */
+static uint64_t cpu_of(pthread_t *h, int n)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < n; i++) {
+		clockid_t cid;
+		struct timespec ts;
+
+		if (!pthread_getcpuclockid(h[i], &cid) && !clock_gettime(cid, &ts))
+			sum += ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	}
+	return sum;
+}
 
 static uint64_t now_ns(void)
 {
@@ -111,9 +130,10 @@ int main(int argc, char **argv)
 		pthread_create(&h[i], NULL, hog, NULL);
 	sleep(1);
 	long i0 = atomic_load(&iters);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), c0 = cpu_of(h, nhogs);
 	sleep(secs);
 	double base = (atomic_load(&iters) - i0) / ((now_ns() - t0) / 1e9);
+	double share_alone = (double)(cpu_of(h, nhogs) - c0) / (double)(now_ns() - t0);
 
 	ioctl(spfd, SP_SET_ENABLED, &en);
 	ioctl(spfd, SP_RESET_STATS, &rh);
@@ -124,8 +144,10 @@ int main(int argc, char **argv)
 	pthread_create(&c, NULL, critical, NULL);
 	i0 = atomic_load(&iters);
 	t0 = now_ns();
+	c0 = cpu_of(h, nhogs);
 	sleep(secs);
 	double during = (atomic_load(&iters) - i0) / ((now_ns() - t0) / 1e9);
+	double share_during = (double)(cpu_of(h, nhogs) - c0) / (double)(now_ns() - t0);
 
 	st->hdr = SP_HDR(struct sp_stats);
 	ioctl(spfd, SP_GET_STATS, st);
@@ -145,7 +167,7 @@ int main(int argc, char **argv)
 	 * host a tick can arrive late, so allow two.
 	 */
 	uint64_t slack = 8000000;
-	double pct = 100.0 * during / base;
+	double pct = 100.0 * share_during / share_alone;
 
 	printf("M budget_ms %.1f\n", budget / 1e6);
 	printf("M fast_track_ms %.2f\n", ft / 1e6);
@@ -155,8 +177,11 @@ int main(int argc, char **argv)
 	printf("M blocker_cpu_ms %.1f\n", blocker_cpu_ns / 1e6);
 	printf("M hog_rate_alone %.0f\n", base);
 	printf("M hog_rate_during %.0f\n", during);
+	printf("M hog_rate_pct %.1f\n", 100.0 * during / base);
+	printf("M hog_cpus_alone %.3f\n", share_alone);
+	printf("M hog_cpus_during %.3f\n", share_during);
 	printf("M hog_progress_pct %.1f\n", pct);
-	printf("fast-tracked %.2f ms (budget %.1f ms), %llu grant(s), %llu budget revocation(s); hogs at %.1f%% of their solo rate\n",
+	printf("fast-tracked %.2f ms (budget %.1f ms), %llu grant(s), %llu budget revocation(s); hogs at %.1f%% of their solo CPU share\n",
 	       ft / 1e6, budget / 1e6, (unsigned long long)st->counters[SP_COUNTER_GRANTS],
 	       (unsigned long long)st->counters[SP_COUNTER_REVOKE_BUDGET], pct);
 	if (!st->counters[SP_COUNTER_GRANTS]) {
