@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The interface between superpass.ko's C companion (superpass_*.c,
- * superpass_testdev.c) and its Rust crate (superpass_main.rs).
+ * The interface between superpass.ko's C companion (superpass_*.c) and its
+ * Rust crate (superpass_main.rs).
  *
  * Direction C -> Rust: the sp_hook_*() and sp_ioctl() entry points, defined
  * in superpass_main.rs. They take plain values (time, TIDs, CPU numbers, lock
@@ -59,9 +59,5 @@ void sp_trace_pick(u32 cpu, s32 tid);
 int sp_c_init(u64 *active_mask, u64 *busy_mask);
 u64 sp_fast_cpu_mask(void);
 void sp_c_exit(void);
-
-/* ---- test device (superpass_testdev.c) ---- */
-int sp_testdev_init(void);
-void sp_testdev_exit(void);
 
 #endif /* SUPERPASS_H */

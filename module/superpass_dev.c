@@ -30,16 +30,11 @@ static struct miscdevice sp_misc = {
 	.mode = 0600,
 };
 
-static bool sp_misc_registered, sp_testdev_registered;
-
-/* The Rust crate of 6.12 has no module parameters: declared here. */
-static bool testdev;
-module_param(testdev, bool, 0444);
-MODULE_PARM_DESC(testdev, "Create /dev/superpass-test, the lock contention device for tests");
+static bool sp_misc_registered;
 
 /*
  * Called by the Rust module init once the engine exists: registers the
- * device(s), then attaches the hooks. Reports the active mechanisms and the
+ * device, then attaches the hooks. Reports the active mechanisms and the
  * mechanisms another module blocked.
  */
 int sp_c_init(u64 *active_mask, u64 *busy_mask)
@@ -52,15 +47,6 @@ int sp_c_init(u64 *active_mask, u64 *busy_mask)
 	if (r)
 		return r;
 	sp_misc_registered = true;
-	if (testdev) {
-		r = sp_testdev_init();
-		if (r) {
-			misc_deregister(&sp_misc);
-			sp_misc_registered = false;
-			return r;
-		}
-		sp_testdev_registered = true;
-	}
 	sp_attach_all(active_mask, busy_mask);
 	return 0;
 }
@@ -72,8 +58,6 @@ int sp_c_init(u64 *active_mask, u64 *busy_mask)
 void sp_c_exit(void)
 {
 	sp_detach_normal();
-	if (sp_testdev_registered)
-		sp_testdev_exit();
 	if (sp_misc_registered)
 		misc_deregister(&sp_misc);
 	sp_sched_exit();

@@ -12,7 +12,8 @@
 //! The C companion (`superpass_hooks.c`, `superpass_lock.c`, `superpass_sched.c`,
 //! `superpass_dev.c`) registers the misc device and the vendor hooks, reads
 //! lock owners and scheduler internals, kicks CPUs, owns the engine's raw spinlock and defines
-//! the `superpass:*` tracepoints. `superpass_testdev.c` is the test-only lock device.
+//! the `superpass:*` tracepoints. The guest tests' lock device is a module of its own
+//! (vm/test-modules/sp-testdev).
 //!
 //! [`Engine`]: superpass_core::Engine
 

@@ -519,7 +519,7 @@ int main(int argc, char **argv)
 	spfd = open("/dev/superpass", O_RDWR);
 	tfd = open("/dev/superpass-test", O_RDWR);
 	if (spfd < 0 || tfd < 0) {
-		perror("open /dev/superpass{,-test} (load superpass.ko testdev=1)");
+		perror("open /dev/superpass{,-test} (load superpass.ko and sp_testdev.ko)");
 		return 2;
 	}
 	if (check_bad_input())

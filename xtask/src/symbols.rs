@@ -72,16 +72,6 @@ const NOTES: &[(&str, &str)] = &[
         "__might_sleep",
         "only with CONFIG_DEBUG_ATOMIC_SLEEP (test kernel)",
     ),
-    ("down_read_killable", "superpass_testdev.c (testdev=1 only)"),
-    (
-        "down_write_killable",
-        "superpass_testdev.c (testdev=1 only)",
-    ),
-    (
-        "mutex_lock_killable",
-        "superpass_testdev.c (testdev=1 only)",
-    ),
-    ("yield", "superpass_testdev.c (testdev=1 only)"),
 ];
 
 pub fn main(args: &[String]) -> Result<(), String> {

@@ -81,6 +81,8 @@ pub const GUEST_DIR: &str = "tests/guest";
 pub const SUITES_DIR: &str = "tests/guest/suites";
 /// The generated `/dev/superpass` UAPI header (`cargo xtask gen-headers`).
 pub const UAPI_DIR: &str = "module/uapi";
+/// Where the test lock device's ABI header (`superpass_testdev.h`) lives.
+pub const TESTDEV_DIR: &str = "vm/test-modules/sp-testdev";
 
 /// Where vm-test writes: `<workspace>/target/vm` (not CARGO_TARGET_DIR).
 pub fn out_dir() -> PathBuf {
@@ -305,7 +307,8 @@ pub fn select_tests(filter: Option<&str>) -> Result<Vec<TestFile>, String> {
 }
 
 /// Compiles every `*.c` of `src` (the guest programs, [`GUEST_DIR`]) into a static binary in
-/// `bin`, with the generated UAPI header ([`UAPI_DIR`]) on the include path.
+/// `bin`, with the generated UAPI header ([`UAPI_DIR`]) and the test device's header
+/// ([`TESTDEV_DIR`]) on the include path.
 pub fn build_guest_programs(src: &Path, bin: &Path) -> Result<(), String> {
     let mut srcs: Vec<PathBuf> = fs::read_dir(src)
         .map_err(|e| format!("{}: {e}", src.display()))?
@@ -318,6 +321,8 @@ pub fn build_guest_programs(src: &Path, bin: &Path) -> Result<(), String> {
         let status = Command::new("gcc")
             .args(["-static", "-O2", "-Wall", "-Werror", "-pthread", "-I"])
             .arg(root().join(UAPI_DIR))
+            .arg("-I")
+            .arg(root().join(TESTDEV_DIR))
             .arg("-o")
             .arg(bin.join(name))
             .arg(&s)

@@ -1,9 +1,13 @@
-# superpass.ko loads, creates /dev/superpass (+ the test device), attaches every
-# hook and logs the active mechanisms.
+# superpass.ko loads, creates /dev/superpass and no test interface, attaches
+# every hook and logs the active mechanisms; sp_testdev.ko adds the test device.
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 fail=0
 before=$(dmesg | wc -l)
-[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || { echo "insmod superpass.ko failed"; exit 1; }
+[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || { echo "insmod superpass.ko failed"; exit 1; }
+if grep -q '^sp_testdev ' /proc/modules; then :
+elif [ -e /dev/superpass-test ]; then echo "FAIL superpass.ko created /dev/superpass-test"; fail=1
+else echo "ok   superpass.ko has no test device"; fi
+[ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || { echo "insmod sp_testdev.ko failed"; exit 1; }
 dmesg | tail -n +$((before + 1)) | grep superpass
 [ -c /dev/superpass ] || { echo "FAIL no /dev/superpass"; fail=1; }
 [ -c /dev/superpass-test ] || { echo "FAIL no /dev/superpass-test"; fail=1; }

@@ -3,7 +3,8 @@
 # readers were fast-tracked per wait, how many went untracked, and the wait
 # distribution off vs on. Informational: passes if it ran and boosted readers.
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
-[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || exit 1
+[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
+[ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
 sp-inversion -l rwsem -r 8 -m off,on -d ${SP_READERS_SECS:-8} -H 4 -w 500 -p 2000 > /tmp/rd.out 2>&1
 rc=$?
 grep -v '^M ' /tmp/rd.out

@@ -2,7 +2,8 @@
 # torture kthreads registered as critical threads. No oops, WARN or lockdep
 # report (the host scans the kernel log), and locktorture reports SUCCESS.
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
-[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || exit 1
+[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
+[ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
 [ -n "$(find /lib/modules -name locktorture.ko)" ] || { echo "locktorture.ko not in the initramfs"; exit 77; }
 secs=${SP_TORTURE_SECS:-60}
 fail=0

@@ -5,7 +5,8 @@
 fail=0
 insmod /lib/modules/sp/sp_pickthief.ko || { echo "FAIL insmod sp_pickthief"; exit 1; }
 before=$(dmesg | wc -l)
-insmod /lib/modules/sp/superpass.ko testdev=1 || { echo "FAIL superpass.ko did not load"; exit 1; }
+insmod /lib/modules/sp/superpass.ko || { echo "FAIL superpass.ko did not load"; exit 1; }
+insmod /lib/modules/sp/sp_testdev.ko || { echo "FAIL sp_testdev.ko did not load"; exit 1; }
 dmesg | tail -n +$((before + 1)) | grep superpass > /tmp/busy.log
 cat /tmp/busy.log
 grep -q "android_rvh_replace_next_task_fair not attached (-16)" /tmp/busy.log || { echo "FAIL no -EBUSY report"; fail=1; }

@@ -4,7 +4,8 @@
 # waits for longest. 4 nice-0 hogs, SuperPass off / on; on must cut the p99.9
 # wait by >= 72% against off, over >= 1000 waits per mode (sp-follow.c).
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
-[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || exit 1
+[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
+[ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
 sp-follow -s handoff -m off,on -d ${SP_FOLLOW_SECS:-35} -H 4 -a 500 -b 1500 -e 100 -p 1000 -R 72 -N 1000 > /tmp/handoff.out 2>&1
 rc=$?
 grep -v '^M ' /tmp/handoff.out

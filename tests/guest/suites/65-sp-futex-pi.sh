@@ -3,7 +3,8 @@
 # gives a CFS owner nothing; SuperPass reads the owner from the rt_mutex. On
 # must cut the p99.9 wait by >= 72% against off, over >= 1000 waits per mode.
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
-[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || exit 1
+[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
+[ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
 sp-futex -l pi -m off,on -d ${SP_FUTEX_SECS:-20} -H 4 -w 500 -p 1000 -R 72 -N 1000 > /tmp/fpi.out 2>&1
 rc=$?
 grep -v '^M ' /tmp/fpi.out

@@ -8,7 +8,8 @@
 fail=0
 insmod /lib/modules/sp/sp_vendorsched.ko || { echo "FAIL insmod sp_vendorsched"; exit 1; }
 before=$(dmesg | wc -l)
-insmod /lib/modules/sp/superpass.ko testdev=1 || { echo "FAIL superpass.ko did not load"; exit 1; }
+insmod /lib/modules/sp/superpass.ko || { echo "FAIL superpass.ko did not load"; exit 1; }
+insmod /lib/modules/sp/sp_testdev.ko || { echo "FAIL sp_testdev.ko did not load"; exit 1; }
 mask=$(dmesg | tail -n +$((before + 1)) | sed -n 's/.*superpass: active mechanisms: mask=\(0x[0-9a-f]*\).*/\1/p' | tail -1)
 echo "active_mask $mask" >> "$SPTEST_METRICS"
 [ "$mask" = "0xffff" ] || { echo "FAIL active mechanisms $mask as the second probe, want 0xffff"; fail=1; }

@@ -5,7 +5,8 @@
 # check of the boot fails the run on any oops or warning).
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 fail=0
-[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || exit 1
+[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
+[ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
 refs=$(sed -n 's/^superpass [0-9]* \([0-9]*\).*/\1/p' /proc/modules)
 echo "refcount ${refs:-none}" >> "$SPTEST_METRICS"
 [ "${refs:-0}" -ge 1 ] || { echo "FAIL superpass.ko is not pinned (refcount ${refs:-none})"; fail=1; }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * superpass_testdev.c: /dev/superpass-test, a test-only device (module
- * parameter testdev=1) that lets guest programs create exact kernel lock
- * contention on a module-owned struct mutex and struct rw_semaphore.
+ * sp_testdev.c: /dev/superpass-test, a test-only device (its own module,
+ * never part of the product) that lets guest programs create exact kernel
+ * lock contention on a module-owned struct mutex and struct rw_semaphore.
  *
  * SPT_LOCK takes the mutex, or the rwsem for read or write, computes for
  * hold_us microseconds of CPU work inside (a calibrated busy loop, so the
@@ -37,8 +37,7 @@
 #include <linux/sched/prio.h>
 #include <linux/sched/signal.h>
 
-#include "superpass.h"
-#include "uapi/superpass_testdev.h"
+#include "superpass_testdev.h"
 
 #define SPT_F_ALL	(SPT_F_LEAD | SPT_F_FOLLOW | SPT_F_AWAIT | SPT_F_NEST | SPT_F_NICE | \
 			 SPT_F_JOIN | SPT_F_YIELD | SPT_F_AWAIT_JOIN)
@@ -372,15 +371,19 @@ static struct miscdevice spt_misc = {
 	.mode = 0666,
 };
 
-int sp_testdev_init(void)
+static int __init spt_init(void)
 {
 	spt_calibrate();
-	pr_info("superpass: test device /dev/superpass-test (%llu loops/us)\n",
-		spt_loops_per_us);
+	pr_info("sp_testdev: /dev/superpass-test (%llu loops/us)\n", spt_loops_per_us);
 	return misc_register(&spt_misc);
 }
 
-void sp_testdev_exit(void)
+static void __exit spt_exit(void)
 {
 	misc_deregister(&spt_misc);
 }
+
+module_init(spt_init);
+module_exit(spt_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("SuperPass test-only lock contention device");

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * superpass_testdev.h: the ABI of /dev/superpass-test (superpass.ko with
- * testdev=1), the test-only lock device in superpass_testdev.c. The module
- * and the guest test programs both include this one copy. It is the C
+ * superpass_testdev.h: the ABI of /dev/superpass-test, the test-only lock
+ * device of sp_testdev.ko (sp_testdev.c). The module and the guest test
+ * programs both include this one copy. It is the C
  * module's own ABI, not superpass-core's, so it is written by hand (the
  * /dev/superpass ABI is the generated superpass_uapi.h).
  */
