@@ -157,9 +157,29 @@ fn locate(g: &mut Guard, now: Nanos, rq: RqRef, cpu: Cpu) {
 }
 
 /// The task CPU `cpu` should run instead of CFS's choice, validated against `rq`.
-pub(crate) fn pick(now: Nanos, rq: RqRef, cpu: Cpu, fair_next: Tid) -> Option<TaskRef> {
-    let mut g = state::lock()?;
+pub(crate) fn pick(now: Nanos, rq: RqRef, cpu: Cpu, fair_next: Tid) -> Picked {
+    let Some(mut g) = state::lock() else {
+        return Picked::default();
+    };
     locate(&mut g, now, rq, cpu);
+    let task = pick_locked(&mut g, now, rq, cpu, fair_next);
+    Picked {
+        task,
+        deadline: g.engine.deadline(cpu),
+    }
+}
+
+/// What a pick decided: the task to run instead of CFS's choice, and when to ask again.
+#[derive(Default)]
+pub(crate) struct Picked {
+    /// The boosted task to run, validated under the rq lock, if CFS's choice is to be replaced.
+    pub(crate) task: Option<TaskRef>,
+    /// When a boosted task running on this CPU reaches its budget, throttle share or slice.
+    pub(crate) deadline: Option<Nanos>,
+}
+
+/// [`pick`] with the engine lock held.
+fn pick_locked(g: &mut Guard, now: Nanos, rq: RqRef, cpu: Cpu, fair_next: Tid) -> Option<TaskRef> {
     for _ in 0..PICK_RETRIES {
         let Answer::Run(tid) = g.engine.handle(now, Event::Pick { cpu, fair_next }) else {
             return None;

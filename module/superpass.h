@@ -31,7 +31,7 @@ void sp_hook_futex_wait_end(u64 now, s32 waiter);
 void sp_hook_futex_woken(u64 now, s32 woken, const s32 *queued, u32 n);
 bool sp_hook_enqueue(u64 now, u32 cpu, s32 tid, void *task);
 void sp_hook_dequeue(u64 now, u32 cpu, s32 tid);
-void *sp_hook_pick(u64 now, void *rq, u32 cpu, s32 fair_next);
+void *sp_hook_pick(u64 now, void *rq, u32 cpu, s32 fair_next, u64 *deadline);
 bool sp_hook_preempt(u64 now, u32 cpu, s32 curr, s32 waking);
 s32 sp_hook_select(u64 now, s32 tid, u32 prev_cpu, u64 idle, u64 allowed);
 bool sp_hook_tick(u64 now, void *rq, u32 cpu, s32 curr);

@@ -292,22 +292,32 @@ pub extern "C" fn sp_hook_dequeue(now: u64, cpu: c_uint, tid: i32) {
 
 /// The task CPU `cpu` should run instead of CFS's pick `fair_next` (TID, 0: none), or NULL.
 ///
+/// Writes to `*deadline` when a boosted task running on this CPU next reaches a bound (0: no
+/// boosted task runs), for the caller to arm a timer that asks again then.
+///
 /// # Safety
 ///
-/// `rq` is CPU `cpu`'s runqueue and the caller (the pick hook) holds its lock.
+/// `rq` is CPU `cpu`'s runqueue and the caller (the pick hook) holds its lock; `deadline` is
+/// valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn sp_hook_pick(
     now: u64,
     rq: *mut c_void,
     cpu: c_uint,
     fair_next: i32,
+    deadline: *mut u64,
 ) -> *mut c_void {
     let Some(rq) = NonNull::new(rq) else {
         return core::ptr::null_mut();
     };
     // INVARIANT: the caller holds `rq`'s lock for the whole call.
     let rq = RqRef(rq);
-    hooks::pick(now, rq, cpu, fair_next).map_or(core::ptr::null_mut(), TaskRef::as_ptr)
+    let picked = hooks::pick(now, rq, cpu, fair_next);
+    if !deadline.is_null() {
+        // SAFETY: the caller passes a pointer valid for a write.
+        unsafe { deadline.write(picked.deadline.unwrap_or(0)) };
+    }
+    picked.task.map_or(core::ptr::null_mut(), TaskRef::as_ptr)
 }
 
 /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.

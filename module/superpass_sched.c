@@ -12,6 +12,7 @@
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/smp.h>
+#include <linux/hrtimer.h>
 #include <linux/cpumask.h>
 /* kernel/sched/sched.h needs task_cpu_possible() from here. */
 #include <linux/mmu_context.h>
@@ -162,12 +163,41 @@ u64 sp_fast_cpu_mask(void)
 	return mask;
 }
 
+/*
+ * The bound timer: a fast-tracked task's budget, its CPU's throttle share
+ * and its slice end between ticks (a tick is 4 ms at HZ=250, half a default
+ * budget), so each pick that leaves a boosted task running arms this CPU's
+ * timer for the engine's deadline. Firing only asks the CPU to reschedule:
+ * the pick that follows charges the task and ends what ran out.
+ */
+static DEFINE_PER_CPU(struct hrtimer, sp_bound_timer);
+
+static enum hrtimer_restart sp_bound_fire(struct hrtimer *t)
+{
+	set_tsk_need_resched(current);
+	set_preempt_need_resched();
+	return HRTIMER_NORESTART;
+}
+
+/* Called with this CPU's rq locked, from its pick: the timer is this CPU's. */
+static void sp_arm_bound_timer(u64 deadline)
+{
+	hrtimer_start(this_cpu_ptr(&sp_bound_timer), ns_to_ktime(deadline),
+		      HRTIMER_MODE_ABS_PINNED_HARD);
+}
+
 void sp_sched_init(void)
 {
 	int i;
 
 	for (i = 0; i < NR_CPUS; i++)
 		INIT_CSD(&sp_kick_csd[i], sp_kick_fn, NULL);
+	for_each_possible_cpu(i) {
+		struct hrtimer *t = per_cpu_ptr(&sp_bound_timer, i);
+
+		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED_HARD);
+		t->function = sp_bound_fire;
+	}
 }
 
 /* Waits (bounded) for in-flight kicks: their csd lives in this module. */
@@ -181,6 +211,8 @@ void sp_sched_exit(void)
 		while (atomic_read(&sp_kick_pending[i]) && --spins)
 			cpu_relax();
 	}
+	for_each_possible_cpu(i)
+		hrtimer_cancel(per_cpu_ptr(&sp_bound_timer, i));
 }
 
 static inline bool sp_is_fair(struct task_struct *p)
@@ -213,12 +245,15 @@ static struct task_struct *sp_replace_next(struct rq *rq,
 					   struct task_struct *next)
 {
 	struct task_struct *t;
+	u64 deadline = 0;
 
 	if (next && unlikely(!READ_ONCE(sp_fair_class)))
 		WRITE_ONCE(sp_fair_class, next->sched_class);
 	if (!sp_boosting())
 		return NULL;
-	t = sp_hook_pick(sp_now(), rq, cpu_of(rq), next ? next->pid : 0);
+	t = sp_hook_pick(sp_now(), rq, cpu_of(rq), next ? next->pid : 0, &deadline);
+	if (deadline)
+		sp_arm_bound_timer(deadline);
 	/* sp_hook_pick() validated t with sp_task_pickable() under rq's lock. */
 	return t != next ? t : NULL;
 }

@@ -837,6 +837,12 @@ impl<O: Observer> Engine<O> {
         self.ft.tick_busy(now, cpu as usize, curr, cx!(self))
     }
 
+    /// When CPU `cpu` should next be asked to pick, if a boosted task runs there (see
+    /// [`FastTrack::deadline`]); a platform arms a timer for it after each pick.
+    pub fn deadline(&self, cpu: Cpu) -> Option<Nanos> {
+        self.ft.deadline(cpu, &self.tun)
+    }
+
     /// Names the platform's fast CPUs (its biggest cores): waking blockers go to an idle one
     /// first. An empty mask, the default, treats every CPU as fast.
     pub fn set_fast_cpus(&mut self, mask: u64) {

@@ -216,6 +216,43 @@ fn budget_bounds_fast_tracked_cpu() {
 }
 
 #[test]
+fn deadline_is_the_moment_the_budget_runs_out() {
+    let mut e = engine();
+    let budget = e.tunables().budget_ns;
+    assert_eq!(e.deadline(0), None, "nothing boosted runs");
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.enqueue(0, 0, 200);
+    assert_eq!(e.pick(10, 0, 300), Some(200));
+    assert_eq!(e.deadline(0), Some(10 + budget));
+    assert_eq!(e.deadline(1), None, "CPU 1 runs no boosted task");
+    // Charged part of the budget, then picked again: the rest is what is left.
+    assert_eq!(e.pick(10 + 3 * MS, 0, 300), Some(200));
+    assert_eq!(e.deadline(0), Some(10 + budget));
+    // Asked at the deadline, the pick ends the grant, with no tick in between.
+    assert_eq!(e.pick(10 + budget, 0, 300), None);
+    assert!(!e.is_boosted(200));
+    assert_eq!(e.stats().get(Counter::FastTrackNs), budget);
+    assert_eq!(e.deadline(0), None);
+    ok(&e);
+}
+
+#[test]
+fn deadline_ends_the_slice_when_others_queue() {
+    let mut e = engine();
+    e.add_critical(0, 101, Role::Render).unwrap();
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.wait_start(0, 101, L2, LockKind::Mutex, Some(201));
+    e.enqueue(0, 0, 200);
+    e.enqueue(0, 0, 201);
+    assert_eq!(e.pick(0, 0, 300), Some(200));
+    let slice = e.tunables().slice_ns;
+    assert_eq!(e.deadline(0), Some(slice));
+    assert_eq!(e.pick(slice, 0, 300), Some(201));
+    assert_eq!(e.deadline(0), Some(2 * slice));
+    ok(&e);
+}
+
+#[test]
 fn slice_rotates_between_boosted_tasks_on_one_cpu() {
     let mut e = engine();
     e.add_critical(0, 101, Role::Render).unwrap();

@@ -205,6 +205,26 @@ impl FastTrack {
         Some(tid)
     }
 
+    /// When CPU `cpu` should next be asked to pick, if a boosted task runs there: the moment
+    /// its budget or the CPU's throttle share runs out, or its slice ends while others queue.
+    ///
+    /// A platform that can arm a timer for this moment ends a grant on its budget rather than
+    /// at the next tick, which may come a whole tick period later.
+    pub fn deadline(&self, cpu: Cpu, t: &Tunables) -> Option<Nanos> {
+        let pc = self.cpus.get(cpu as usize)?;
+        let bi = pc.running?;
+        let b = self.boosts[bi as usize].as_ref()?;
+        let left = t
+            .budget_ns
+            .saturating_sub(b.used)
+            .min(self.cap_ns.saturating_sub(pc.window_used));
+        let mut at = pc.run_since.saturating_add(left);
+        if pc.len > 1 {
+            at = at.min(pc.slice_start.saturating_add(t.slice_ns));
+        }
+        Some(at)
+    }
+
     /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
     ///
     /// A `protected` current task (a critical thread; asked only for a boosted waking task) is
