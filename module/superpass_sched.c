@@ -88,8 +88,37 @@ bool sp_task_queued_on(void *rqv, void *task)
 }
 
 /*
+ * True if @p sits in a CFS bandwidth-throttled group (or below one): it stays
+ * queued in its own cfs_rq while the hierarchy is off the runqueue, and
+ * running it would spend the quota the group's owner set (a cgroup cpu.max).
+ */
+static inline bool sp_throttled(struct task_struct *p)
+{
+#ifdef CONFIG_CFS_BANDWIDTH
+	return READ_ONCE(p->se.cfs_rq->throttle_count) != 0;
+#else
+	return false;
+#endif
+}
+
+/*
+ * True if @p is a proxy-execution donor: blocked on a mutex but left on the
+ * runqueue so that the scheduler runs the owner in its place (6.17+). Run
+ * directly, it would only go back to sleep on the mutex.
+ */
+static inline bool sp_proxy_donor(struct task_struct *p)
+{
+#ifdef CONFIG_SCHED_PROXY_EXEC
+	return task_is_blocked(p);
+#else
+	return false;
+#endif
+}
+
+/*
  * True if @task may replace CFS's pick on @rq (rq lock held): queued on this
- * runqueue, not migrating, a fair task, not a delayed-dequeue sleeper.
+ * runqueue, not migrating, a fair task, not a delayed-dequeue sleeper, not in
+ * a throttled group, not a proxy-execution donor.
  */
 bool sp_task_pickable(void *rqv, void *task)
 {
@@ -99,7 +128,7 @@ bool sp_task_pickable(void *rqv, void *task)
 
 	return fair && p != rq->idle && task_cpu(p) == cpu_of(rq) &&
 	       task_on_rq_queued(p) && p->sched_class == fair &&
-	       !sp_se_delayed(p);
+	       !sp_se_delayed(p) && !sp_throttled(p) && !sp_proxy_donor(p);
 }
 
 /* Runs on the kicked CPU, in hardirq: what resched_curr() does locally. */
