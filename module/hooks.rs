@@ -12,7 +12,7 @@
 use crate::ffi;
 use crate::state::{self, Guard};
 use crate::superpass_core::detector::MAX_BLOCKERS;
-use crate::superpass_core::{Answer, Cpu, Event, Nanos, Tid};
+use crate::superpass_core::{Answer, Cpu, Event, LockId, Nanos, Tid};
 use crate::{RqRef, TaskRef};
 
 /// How many stale engine picks one pick hook skips before leaving CFS's choice alone.
@@ -23,6 +23,19 @@ pub(crate) fn lock_event(now: Nanos, ev: Event) {
     let mut kicks = Kicks::new();
     {
         let Some(mut g) = state::lock() else { return };
+        let answer = g.engine.handle(now, ev);
+        place(&mut g, answer.newly_boosted(), &mut kicks);
+    }
+    kicks.send();
+}
+
+/// A wait on an rwsem starts: the engine first takes the module's view of the lock's holders
+/// (its events reach the engine only while tracked waits are on it), then the wait.
+pub(crate) fn rwsem_wait_start(now: Nanos, ev: Event, lock: LockId, writer: Tid, readers: &[Tid]) {
+    let mut kicks = Kicks::new();
+    {
+        let Some(mut g) = state::lock() else { return };
+        g.engine.lock_seen(now, lock, writer, readers);
         let answer = g.engine.handle(now, ev);
         place(&mut g, answer.newly_boosted(), &mut kicks);
     }

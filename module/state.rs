@@ -98,6 +98,7 @@ impl Drop for Guard {
             (n + 1, f + u32::from(w.kind == LockKind::Futex))
         });
         let (interest, boosted_lanes) = e.lanes();
+        let lock_lanes = e.lock_lanes();
         let enabled = e.enabled();
         // SAFETY: the lock is held (type invariant); the mirrors are published under it so
         // that they never go backwards, then the lock is released exactly once.
@@ -109,6 +110,7 @@ impl Drop for Guard {
                 futex_waits,
                 interest,
                 boosted_lanes,
+                lock_lanes,
                 enabled,
             );
             ffi::sp_engine_unlock(self.flags);

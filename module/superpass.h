@@ -22,6 +22,8 @@
 
 /* ---- Rust entry points (superpass_main.rs) ---- */
 void sp_hook_wait_start(u64 now, s32 waiter, u64 lock, u32 kind, s32 owner);
+void sp_hook_rwsem_wait_start(u64 now, s32 waiter, u64 lock, u32 kind, s32 writer,
+			      const s32 *readers, u32 n);
 void sp_hook_wait_finish(u64 now, s32 waiter, u64 lock);
 void sp_hook_owner(u64 now, u64 lock, s32 tid, bool acquired);
 void sp_hook_reader(u64 now, u64 lock, s32 tid, bool acquired);
@@ -42,7 +44,7 @@ long sp_ioctl(unsigned int cmd, unsigned long arg);
 unsigned long sp_engine_lock(void);
 void sp_engine_unlock(unsigned long flags);
 void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
-		u64 interest_lanes, u64 boosted_lanes, bool enabled);
+		u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, bool enabled);
 u64 sp_now(void);
 bool sp_capable_sys_nice(void);
 bool sp_tid_exists(s32 tid);

@@ -34,6 +34,13 @@
 /* Futex-wake chain entries examined (tunables::MAX_FUTEX_SCAN). */
 #define SP_MAX_FUTEX_SCAN 8
 
+/* A lock's lane is (address >> SP_LOCK_LANE_SHIFT) % 64 (superpass_core::lock_lane). */
+#define SP_LOCK_LANE_SHIFT 6
+
+/* The lock-free rwsem reader record (tunables::READER_TABLE_SETS, _WAYS). */
+#define SP_READER_TABLE_SETS 128
+#define SP_READER_TABLE_WAYS 16
+
 /* __print_symbolic() lists: { value, "name" }, ... */
 #define SP_TRACE_LOCK_KINDS \
 	{ SP_KIND_MUTEX, "mutex" }, \

@@ -50,6 +50,7 @@ atomic_t sp_nr_waits = ATOMIC_INIT(0);
 atomic_t sp_nr_futex_waits = ATOMIC_INIT(0);
 atomic64_t sp_interest_lanes = ATOMIC64_INIT(0);
 atomic64_t sp_boosted_lanes = ATOMIC64_INIT(0);
+atomic64_t sp_lock_lanes = ATOMIC64_INIT(0);
 
 unsigned long sp_engine_lock(void)
 {
@@ -65,10 +66,15 @@ void sp_engine_unlock(unsigned long flags)
 }
 
 void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
-		u64 interest_lanes, u64 boosted_lanes, bool enabled)
+		u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, bool enabled)
 {
+	/* The reader record is kept only while readers are recorded (sp_owners_matter()). */
+	if (atomic_read(&sp_enabled) && atomic_read(&sp_nr_critical) &&
+	    !(enabled && nr_critical))
+		sp_readers_clear();
 	atomic64_set(&sp_interest_lanes, interest_lanes);
 	atomic64_set(&sp_boosted_lanes, boosted_lanes);
+	atomic64_set(&sp_lock_lanes, lock_lanes);
 	atomic_set(&sp_nr_boosted, nr_boosted);
 	atomic_set(&sp_nr_critical, nr_critical);
 	atomic_set(&sp_nr_waits, nr_waits);

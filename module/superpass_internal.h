@@ -12,6 +12,8 @@
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 
+#include "superpass_consts.h"
+
 struct rq;
 struct sched_entity;
 
@@ -34,6 +36,30 @@ extern atomic_t sp_nr_futex_waits;
  */
 extern atomic64_t sp_interest_lanes;
 extern atomic64_t sp_boosted_lanes;
+
+/*
+ * Engine::lock_lanes(): bit ((address >> SP_LOCK_LANE_SHIFT) % 64) clear
+ * proves no tracked wait is on the lock, so its rwsem acquire and release
+ * events stay out of the engine (the reader record below still sees them).
+ */
+extern atomic64_t sp_lock_lanes;
+
+static inline u32 sp_lock_lane(const void *lock)
+{
+	return ((unsigned long)lock >> SP_LOCK_LANE_SHIFT) % 64;
+}
+
+/* Whether tracked waits may be on @lock. */
+static inline bool sp_lock_may_matter(const void *lock)
+{
+	return atomic64_read(&sp_lock_lanes) & (1ULL << sp_lock_lane(lock));
+}
+
+/* ---- the lock-free rwsem reader record (superpass_readers.c) ---- */
+void sp_reader_enter(struct rw_semaphore *sem, pid_t tid);
+void sp_reader_leave(struct rw_semaphore *sem, pid_t tid);
+u32 sp_readers_of(struct rw_semaphore *sem, pid_t skip, s32 *out);
+void sp_readers_clear(void);
 
 static inline bool sp_lane(atomic64_t *lanes, pid_t tid)
 {

@@ -5,11 +5,12 @@
  * Each probe extracts plain values (time, TIDs, lock address, the owner the
  * lock word names, the waiter an unlock wakes) and forwards them to a Rust
  * sp_hook_*() entry point. The gates in superpass_internal.h decide,
- * lock-free, which events cannot change anything: the wait probes and the
- * reader/writer release probes run when SuperPass is on and something is
- * critical or boosted; the reader and writer acquire probes when it is on and
- * something is critical; the mutex-owner probes when it is on and something
- * is boosted or a tracked thread waits.
+ * lock-free, which events cannot change anything: the wait probes run when
+ * SuperPass is on and something is critical or boosted; the mutex-owner
+ * probes when it is on and something is boosted or a tracked thread waits.
+ * rwsem readers are recorded lock-free (superpass_readers.c) while something
+ * is critical, and rwsem acquire and release events reach the engine only
+ * for a lock whose lane says tracked waits may be on it.
  */
 #include <linux/list.h>
 #include <linux/rcupdate.h>
@@ -112,20 +113,38 @@ static s32 sp_rwsem_writer(struct rw_semaphore *sem)
 	return sp_owner_tid(word, SP_RWSEM_OWNER_FLAGS);
 }
 
-void sp_probe_rwsem_read_wait_start(void *d, struct rw_semaphore *sem)
+/*
+ * A wait on @sem starts: the engine learns the lock's holders as the module
+ * sees them (the writer from the owner word, else the recorded readers), then
+ * the wait. The lock's lane is published first, with a full barrier, so that
+ * a reader entering or leaving from now on also sends its event, and one
+ * that entered before is in the record: none falls between the two.
+ */
+static void sp_rwsem_wait_start(struct rw_semaphore *sem, u32 kind)
 {
+	s32 readers[SP_READER_TABLE_WAYS];
+	s32 writer;
+	u32 n = 0;
+
 	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
-	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)sem,
-			   SP_KIND_RWSEM_READ, sp_rwsem_writer(sem));
+	atomic64_or(1ULL << sp_lock_lane(sem), &sp_lock_lanes);
+	smp_mb__after_atomic();
+	writer = sp_rwsem_writer(sem);
+	if (!writer)
+		n = sp_readers_of(sem, current->pid, readers);
+	sp_hook_rwsem_wait_start(sp_now(), current->pid, (u64)(unsigned long)sem,
+				 kind, writer, readers, n);
+}
+
+void sp_probe_rwsem_read_wait_start(void *d, struct rw_semaphore *sem)
+{
+	sp_rwsem_wait_start(sem, SP_KIND_RWSEM_READ);
 }
 
 void sp_probe_rwsem_write_wait_start(void *d, struct rw_semaphore *sem)
 {
-	if (!sp_waits_matter() || !sp_may_matter(current->pid))
-		return;
-	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)sem,
-			   SP_KIND_RWSEM_WRITE, sp_rwsem_writer(sem));
+	sp_rwsem_wait_start(sem, SP_KIND_RWSEM_WRITE);
 }
 
 void sp_probe_rwsem_wait_finish(void *d, struct rw_semaphore *sem)
@@ -143,12 +162,22 @@ void sp_probe_reader_owned(void *d, struct rw_semaphore *sem,
 
 	if (!sp_owners_matter())
 		return;
-	now = sp_now();
 	if (!wlist) {
-		sp_hook_reader(now, (u64)(unsigned long)sem, current->pid, true);
+		sp_reader_enter(sem, current->pid);
+		if (sp_lock_may_matter(sem))
+			sp_hook_reader(sp_now(), (u64)(unsigned long)sem, current->pid, true);
 		return;
 	}
 	/* rwsem_mark_wake() granted the lock to these readers (wait_lock held). */
+	list_for_each_entry(w, wlist, list) {
+		struct task_struct *t = READ_ONCE(w->task);
+
+		if (t)
+			sp_reader_enter(sem, t->pid);
+	}
+	if (!sp_lock_may_matter(sem))
+		return;
+	now = sp_now();
 	list_for_each_entry(w, wlist, list) {
 		struct task_struct *t = READ_ONCE(w->task);
 
@@ -159,26 +188,28 @@ void sp_probe_reader_owned(void *d, struct rw_semaphore *sem,
 
 void sp_probe_reader_cleared(void *d, struct rw_semaphore *sem)
 {
-	if (!sp_waits_matter())
+	if (!sp_owners_matter())
 		return;
-	sp_hook_reader(sp_now(), (u64)(unsigned long)sem, current->pid, false);
+	sp_reader_leave(sem, current->pid);
+	if (sp_lock_may_matter(sem))
+		sp_hook_reader(sp_now(), (u64)(unsigned long)sem, current->pid, false);
 }
 
 /*
- * rwsem writers are tracked whenever a critical thread exists (unlike mutex
- * owners): a reader-owned sem->owner names no writer, so a waiting writer's
- * blockers come from the engine's table, which must not hold a stale writer.
+ * rwsem writers reach the engine only for a lock tracked waits may be on
+ * (the lock follows its new writer); a wait start reads the writer from the
+ * owner word itself.
  */
 void sp_probe_writer_owned(void *d, struct rw_semaphore *sem)
 {
-	if (!sp_owners_matter())
+	if (!sp_waits_matter() || !sp_lock_may_matter(sem))
 		return;
 	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, true);
 }
 
 void sp_probe_writer_cleared(void *d, struct rw_semaphore *sem)
 {
-	if (!sp_waits_matter())
+	if (!sp_waits_matter() || !sp_lock_may_matter(sem))
 		return;
 	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, false);
 }

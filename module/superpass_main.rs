@@ -55,6 +55,7 @@ mod ffi {
             nr_futex_waits: u32,
             interest_lanes: u64,
             boosted_lanes: u64,
+            lock_lanes: u64,
             enabled: bool,
         );
         pub(crate) fn sp_now() -> u64;
@@ -210,6 +211,34 @@ fn log_mechanisms(active: u64, busy: u64) {
 pub extern "C" fn sp_hook_wait_start(now: u64, waiter: i32, lock: u64, kind: u32, owner: i32) {
     if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, owner) {
         hooks::lock_event(now, ev);
+    }
+}
+
+/// `waiter` starts waiting for rwsem `lock` (a `LockKind`), whose writer is `writer` (0: none)
+/// and whose readers, as the module's reader record saw them enter, are `readers[..n]`.
+///
+/// # Safety
+///
+/// `readers` is valid for reads of `n` TIDs (or `n` is 0).
+#[no_mangle]
+pub unsafe extern "C" fn sp_hook_rwsem_wait_start(
+    now: u64,
+    waiter: i32,
+    lock: u64,
+    kind: u32,
+    writer: i32,
+    readers: *const i32,
+    n: c_uint,
+) {
+    let readers = if readers.is_null() || n == 0 {
+        &[][..]
+    } else {
+        // SAFETY: the caller passes `n` readable TIDs; the record holds at most
+        // `READER_TABLE_WAYS`, and the slice does not outlive this call.
+        unsafe { core::slice::from_raw_parts(readers, n as usize) }
+    };
+    if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, writer) {
+        hooks::rwsem_wait_start(now, ev, lock, writer, readers);
     }
 }
 

@@ -325,8 +325,12 @@ impl Detector {
         if s.owner == tid {
             s.owner = 0;
         }
-        st.bump(Counter::ReadersSeen);
         let n = s.nreaders as usize;
+        if s.readers[..n].contains(&tid) {
+            // Already recorded (a platform's view of the lock and its own event crossed).
+            return false;
+        }
+        st.bump(Counter::ReadersSeen);
         if n >= READER_RECORD {
             s.untracked = s.untracked.saturating_add(1);
             return false;
@@ -338,6 +342,58 @@ impl Detector {
             st.bump(Counter::ReadersTracked);
         }
         tracked && s.waiters > 0 && s.owner == 0
+    }
+
+    /// Replaces what the table says holds `lock` with the platform's own view: `owner` (0 for
+    /// none) and `readers`, oldest first. Does nothing while tracked waits are on the lock: then
+    /// the table follows the lock's events and is current.
+    ///
+    /// A platform that forwards a lock's acquire and release events only while tracked waits are
+    /// on it (the module does, to keep the engine off every `down_read` in the system) calls this
+    /// before a wait on the lock starts, so that holders that came and went unseen leave no
+    /// stale record and the current ones are known.
+    pub fn lock_seen(
+        &mut self,
+        now: Nanos,
+        lock: LockId,
+        owner: Tid,
+        readers: &[Tid],
+        st: &mut Stats,
+    ) {
+        let owner = owner.max(0);
+        let i = match self.find(lock) {
+            Some(i) if self.locks[i].waiters > 0 => return,
+            Some(i) => i,
+            None if owner == 0 && readers.is_empty() => return,
+            None => match self.insert(now, lock, st) {
+                Some(i) => i,
+                None => return,
+            },
+        };
+        let max = self.max_readers as u32;
+        let s = &mut self.locks[i];
+        s.owner = owner;
+        s.touched = now;
+        s.readers = [0; READER_RECORD];
+        s.nreaders = 0;
+        s.untracked = 0;
+        for &r in readers {
+            let n = s.nreaders as usize;
+            if r <= 0 || r == owner || s.readers[..n].contains(&r) {
+                continue;
+            }
+            st.bump(Counter::ReadersSeen);
+            if n >= READER_RECORD {
+                s.untracked = s.untracked.saturating_add(1);
+                continue;
+            }
+            s.readers[n] = r;
+            s.nreaders += 1;
+            if (n as u32) < max {
+                st.bump(Counter::ReadersTracked);
+            }
+        }
+        self.release_if_idle(i);
     }
 
     /// Records that `tid` released a read hold of `lock`.

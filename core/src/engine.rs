@@ -12,7 +12,7 @@ use super::fasttrack::{Cx, FastTrack, GrantOutcome, Link};
 use super::filter::{lanes_may_contain, TidFilter};
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
 use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
-use super::{futex_wait_lock, Cpu, LockId, LockKind, Nanos, Role, Tid};
+use super::{futex_wait_lock, lock_lane, Cpu, LockId, LockKind, Nanos, Role, Tid};
 
 /// Why a grant ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -835,6 +835,26 @@ impl<O: Observer> Engine<O> {
     #[inline(never)]
     fn tick_busy(&mut self, now: Nanos, cpu: Cpu, curr: Tid) -> bool {
         self.ft.tick_busy(now, cpu as usize, curr, cx!(self))
+    }
+
+    /// The platform's own view of who holds `lock` (`owner`, 0 for none, and `readers`, oldest
+    /// first), given right before a wait on it starts, by a platform that forwards the lock's
+    /// acquire and release events only while tracked waits are on it (those whose bit is set in
+    /// [`Engine::lock_lanes`]). Ignored while such waits exist: the engine's record is current.
+    pub fn lock_seen(&mut self, now: Nanos, lock: LockId, owner: Tid, readers: &[Tid]) {
+        if self.enabled {
+            self.detector
+                .lock_seen(now, lock, owner, readers, &mut self.stats);
+        }
+    }
+
+    /// A 64-bit summary of the locks tracked waits are on: bit [`lock_lane`]`(lock)` clear
+    /// proves no tracked wait is on `lock`, so its acquire and release events cannot change a
+    /// decision (given [`Engine::lock_seen`] before each new wait). O(live waits).
+    pub fn lock_lanes(&self) -> u64 {
+        self.detector
+            .waits()
+            .fold(0, |m, w| m | 1u64 << lock_lane(w.lock))
     }
 
     /// When CPU `cpu` should next be asked to pick, if a boosted task runs there (see

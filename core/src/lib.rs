@@ -114,6 +114,14 @@ pub const fn futex_wait_lock(waiter: Tid) -> LockId {
     FUTEX_WAIT_LOCK_TAG | waiter as u32 as u64
 }
 
+/// The lane of `lock` in [`Engine::lock_lanes`]: its address in 64-byte units, modulo 64.
+///
+/// Kernel locks sit in different structures, so their cache lines (and lanes) mostly differ.
+/// The module computes the same from [`tunables::LOCK_LANE_SHIFT`] (a generated C constant).
+pub const fn lock_lane(lock: LockId) -> u32 {
+    ((lock >> tunables::LOCK_LANE_SHIFT) % 64) as u32
+}
+
 /// The tag of [`futex_wait_lock`] ids ("SPFX" in the top 32 bits).
 pub const FUTEX_WAIT_LOCK_TAG: LockId = 0x5350_4658 << 32;
 

@@ -24,6 +24,20 @@ pub const MAX_QUEUE: usize = 16;
 /// How many entries of a futex hash-bucket chain a futex wake examines for tracked waiters of
 /// the woken futex (the chain is walked under the bucket's spinlock, so the walk is bounded).
 pub const MAX_FUTEX_SCAN: usize = 8;
+/// [`lock_lane`](super::lock_lane) takes a lock's address in units of `1 << LOCK_LANE_SHIFT`
+/// bytes (a cache line), so that two locks in one structure share a lane only if they share a
+/// line.
+pub const LOCK_LANE_SHIFT: u32 = 6;
+/// The module's lock-free record of rwsem readers: `READER_TABLE_SETS` sets (picked by a hash
+/// of the lock) of `READER_TABLE_WAYS` entries, each a (lock hash, TID) pair. A reader takes a
+/// free entry of its lock's set as it enters and clears it as it leaves, without the engine
+/// lock; when a critical thread starts waiting on the rwsem, the set's entries for that lock
+/// are the readers the engine learns ([`Engine::lock_seen`](super::Engine::lock_seen)). A
+/// reader that finds its set full is not recorded.
+pub const READER_TABLE_SETS: usize = 128;
+/// Entries per set of the module's reader record (see [`READER_TABLE_SETS`]): the most readers
+/// of one rwsem it can name at a wait start.
+pub const READER_TABLE_WAYS: usize = 16;
 
 /// One tunable's metadata: the single source for validation, docs and the service's `set`.
 #[derive(Clone, Copy, Debug)]

@@ -216,6 +216,49 @@ fn budget_bounds_fast_tracked_cpu() {
 }
 
 #[test]
+fn lock_seen_replaces_a_stale_record_of_holders() {
+    let mut e = engine();
+    // Reader 200 entered while its events reached the engine, then left unseen.
+    e.reader_acquired(0, L1, 200);
+    e.lock_seen(MS, L1, 0, &[300, 301, 300]);
+    let b = e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
+    assert_eq!(b.as_slice(), &[300, 301], "the platform's readers, once each");
+    assert!(!e.is_boosted(200));
+    // While the wait is tracked, the engine's record is live: a late view changes nothing.
+    e.lock_seen(2 * MS, L1, 0, &[400]);
+    assert!(e.detector().holds(L1, 300) && !e.detector().holds(L1, 400));
+    // A reader already recorded is not recorded twice.
+    e.reader_acquired(2 * MS, L1, 301);
+    e.reader_released(3 * MS, L1, 301);
+    assert!(!e.detector().holds(L1, 301));
+    ok(&e);
+}
+
+#[test]
+fn lock_seen_names_the_writer_over_a_stale_one() {
+    let mut e = engine();
+    e.reader_acquired(0, L1, 201);
+    e.owner_acquired(0, L1, 200);
+    assert!(e.detector().holds(L1, 200), "the table follows the lock");
+    e.lock_seen(MS, L1, 0, &[]);
+    let b = e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
+    assert!(b.as_slice().is_empty(), "the holders left unseen: no blocker");
+    ok(&e);
+}
+
+#[test]
+fn lock_lanes_cover_the_locks_waited_on() {
+    let mut e = engine();
+    assert_eq!(e.lock_lanes(), 0);
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    let lanes = e.lock_lanes();
+    assert_ne!(lanes & (1 << superpass_core::lock_lane(L1)), 0);
+    assert_eq!(lanes.count_ones(), 1);
+    e.wait_finish(MS, 100, L1);
+    assert_eq!(e.lock_lanes(), 0);
+}
+
+#[test]
 fn deadline_is_the_moment_the_budget_runs_out() {
     let mut e = engine();
     let budget = e.tunables().budget_ns;

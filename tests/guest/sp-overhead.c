@@ -16,8 +16,14 @@
  *             hook on the wait and the wake side.
  *   futexpp-hint  the same, each FUTEX_WAIT naming the other thread as the
  *             holder (an owner hint): the hint stash and its check too.
+ *   pagefault COUNT rounds of mmap, a write fault on the new page, munmap:
+ *             the per-VMA read lock of the fault and the mmap_lock writes,
+ *             the rwsem paths every app takes all the time.
+ *   readlock  COUNT uncontended down_read/up_read pairs of a kernel rwsem
+ *             inside one ioctl of /dev/superpass-test (sp_testdev.ko), timed
+ *             in the kernel: the reader hooks alone, without syscall cost.
  *
- * usage: sp-overhead mutex|pingpong|futexwake|futexpp|futexpp-hint [COUNT]
+ * usage: sp-overhead mutex|pingpong|futexwake|futexpp|futexpp-hint|pagefault|readlock [COUNT]
  *        prints the ns value only
  */
 #define _GNU_SOURCE
@@ -31,7 +37,12 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+
+#include "superpass_testdev.h"
 
 static int a[2], b[2];
 static long count;
@@ -140,6 +151,27 @@ int main(int argc, char **argv)
 				return 1;
 		}
 		pthread_join(th, NULL);
+	} else if (!strcmp(argv[1], "pagefault")) {
+		t = now_ns();
+		for (long i = 0; i < count; i++) {
+			volatile char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (p == MAP_FAILED)
+				return 1;
+			p[0] = 1;
+			munmap((void *)p, 4096);
+		}
+	} else if (!strcmp(argv[1], "readlock")) {
+		struct spt_loop l = { .op = SPT_OP_READ, .count = (uint32_t)count };
+		int fd = open("/dev/superpass-test", O_RDWR);
+
+		if (fd < 0 || ioctl(fd, SPT_LOOP, &l)) {
+			perror("sp-overhead: readlock needs /dev/superpass-test (sp_testdev.ko)");
+			return 1;
+		}
+		printf("%.2f\n", (double)l.ns / count);
+		return 0;
 	} else {
 		fprintf(stderr, "sp-overhead: unknown benchmark %s\n", argv[1]);
 		return 2;

@@ -130,6 +130,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     );
     let b = vm::boot(
         &k,
+        &vm::Machine::default(),
         &initrd,
         // The inversion scripts read sp.secs and sp.trace from the kernel command line; the
         // trace covers most of each mode (the program settles for 1 s first), so the picture

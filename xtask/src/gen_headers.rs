@@ -687,6 +687,17 @@ fn module_consts() -> String {
         "/* Futex-wake chain entries examined (tunables::MAX_FUTEX_SCAN). */\n#define SP_MAX_FUTEX_SCAN {}\n",
         superpass_core::tunables::MAX_FUTEX_SCAN
     );
+    let _ = writeln!(
+        o,
+        "/* A lock's lane is (address >> SP_LOCK_LANE_SHIFT) % 64 (superpass_core::lock_lane). */\n#define SP_LOCK_LANE_SHIFT {}\n",
+        superpass_core::tunables::LOCK_LANE_SHIFT
+    );
+    let _ = writeln!(
+        o,
+        "/* The lock-free rwsem reader record (tunables::READER_TABLE_SETS, _WAYS). */\n#define SP_READER_TABLE_SETS {}\n#define SP_READER_TABLE_WAYS {}\n",
+        superpass_core::tunables::READER_TABLE_SETS,
+        superpass_core::tunables::READER_TABLE_WAYS
+    );
     o.push_str("/* __print_symbolic() lists: { value, \"name\" }, ... */\n");
     let kinds: Vec<(String, &str)> = LockKind::ALL
         .iter()

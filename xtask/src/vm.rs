@@ -30,7 +30,7 @@ Boots the SuperPass test kernel in QEMU and runs the guest tests:
      (cargo install rsbinder-tools into the tools cache, once), the libraries
      they link, rsb_hub's policy and the end-to-end script from tests/service/
      (xtask/src/guest_service.rs);
-  4. boots qemu-system-x86_64 -accel tcg -smp 2 -m 1024 with two serial
+  4. boots qemu-system-x86_64 -accel tcg -smp 2 (or the group's #@machine) -m 1024 with two serial
      ports: ttyS0 is the kernel console (-> target/vm/<group>/kernel.log), ttyS1 the
      test output (-> target/vm/<group>/guest.log); one line per test:
        SPTEST {\"name\":..,\"status\":\"pass|fail|skip\",\"duration_ms\":..,\"metrics\":{..}}
@@ -42,7 +42,10 @@ Boots the SuperPass test kernel in QEMU and runs the guest tests:
 A test that prints no result (guest crash, hang, timeout) counts as failed.
 Tests run in boot groups: a script with a line `#@boot NAME` runs in VM NAME
 (default `main`), one fresh VM per group, e.g. because a test module pins
-the restricted hooks. Logs: target/vm/<group>/{kernel,guest}.log; each group
+the restricted hooks. A line `#@machine cpus=N [icount]` sets the group's
+vCPUs (default 2) and turns on QEMU's deterministic instruction counting,
+under which guest time measures executed instructions (overhead ratios).
+Shell code suites share lives in tests/guest/lib/*.sh (/lib/sptest/ in the guest). Logs: target/vm/<group>/{kernel,guest}.log; each group
 adds a `kernel-log/<group>` result.
 
 Adding tests: drop a script into tests/guest/suites/NN-name.sh (see the
@@ -184,6 +187,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
     };
     for g in &groups {
         let members: Vec<&TestFile> = tests.iter().filter(|t| &t.boot == g).collect();
+        let machine = members[0].machine;
+        if let Some(t) = members.iter().find(|t| t.machine != machine) {
+            return Err(format!(
+                "boot `{g}`: {SUITES_DIR}/{} asks for a different #@machine than {SUITES_DIR}/{}",
+                t.file, members[0].file
+            ));
+        }
         let files: Vec<String> = members.iter().map(|t| t.file.clone()).collect();
         let names: Vec<String> = members.iter().map(|t| t.name.clone()).collect();
         step(&format!("initramfs for boot `{g}`"));
@@ -194,7 +204,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
             &work.join(format!("initramfs-{g}.cpio.gz")),
         )?;
         step(&format!(
-            "boot `{g}`: QEMU (TCG, 2 vCPUs), {} test(s): {}; timeout {}s",
+            "boot `{g}`: QEMU ({}), {} test(s): {}; timeout {}s",
+            machine.describe(),
             names.len(),
             names.join(" "),
             o.timeout
@@ -203,6 +214,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
         let b = boot(
             &k,
+            &machine,
             &initrd,
             &format!("sptest.timeout={}", o.test_timeout),
             Duration::from_secs(o.timeout),
@@ -269,6 +281,60 @@ pub struct TestFile {
     /// Boot group (`#@boot NAME` line in the script; default `main`). Each
     /// group gets its own fresh VM, e.g. for tests that pin restricted hooks.
     pub boot: String,
+    /// The VM the group needs (`#@machine cpus=N [icount]`; default 2 vCPUs).
+    pub machine: Machine,
+}
+
+/// The QEMU machine of a boot group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Machine {
+    /// Virtual CPUs.
+    pub cpus: u32,
+    /// Deterministic instruction counting (`-icount shift=0`): the guest clock advances one
+    /// nanosecond per executed instruction, so a guest-timed loop measures instructions and
+    /// the host's load cannot move it. For overhead ratios, not for latency tests.
+    pub icount: bool,
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Machine {
+            cpus: 2,
+            icount: false,
+        }
+    }
+}
+
+impl Machine {
+    /// Parses `cpus=N [icount]`.
+    pub fn parse(spec: &str) -> Result<Machine, String> {
+        let mut m = Machine::default();
+        for w in spec.split_whitespace() {
+            if w == "icount" {
+                m.icount = true;
+            } else if let Some(n) = w.strip_prefix("cpus=") {
+                m.cpus = n
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=8).contains(n))
+                    .ok_or_else(|| format!("#@machine: cpus must be 1 to 8, not `{n}`"))?;
+            } else {
+                return Err(format!(
+                    "#@machine: unknown word `{w}` (expected cpus=N or icount)"
+                ));
+            }
+        }
+        Ok(m)
+    }
+
+    /// What the progress line says about it.
+    pub fn describe(&self) -> String {
+        format!(
+            "TCG, {} vCPUs{}",
+            self.cpus,
+            if self.icount { ", icount" } else { "" }
+        )
+    }
 }
 
 /// The tests of [`SUITES_DIR`]`/*.sh`, sorted by file name, whose name contains `filter`.
@@ -300,7 +366,16 @@ pub fn select_tests(filter: Option<&str>) -> Result<Vec<TestFile>, String> {
             .and_then(|l| l.split_whitespace().next())
             .unwrap_or("main")
             .to_string();
-        v.push(TestFile { file, name, boot });
+        let machine = match text.lines().find_map(|l| l.strip_prefix("#@machine ")) {
+            Some(spec) => Machine::parse(spec).map_err(|e| format!("{SUITES_DIR}/{file}: {e}"))?,
+            None => Machine::default(),
+        };
+        v.push(TestFile {
+            file,
+            name,
+            boot,
+            machine,
+        });
     }
     v.sort_by(|a, b| a.file.cmp(&b.file));
     Ok(v)
@@ -408,6 +483,17 @@ pub fn build_initramfs(
     }
     copy(Path::new("/bin/busybox"), &stage.join("bin/busybox"))?;
     copy(&root().join(GUEST_DIR).join("init.sh"), &stage.join("init"))?;
+    // Shell code several suites share: tests/guest/lib/*.sh -> /lib/sptest/.
+    let lib = root().join(GUEST_DIR).join("lib");
+    if lib.is_dir() {
+        fs::create_dir_all(stage.join("lib/sptest")).map_err(|e| e.to_string())?;
+        for e in fs::read_dir(&lib).map_err(|e| format!("{}: {e}", lib.display()))? {
+            let p = e.map_err(|e| e.to_string())?.path();
+            if p.extension().is_some_and(|x| x == "sh") {
+                copy(&p, &stage.join("lib/sptest").join(p.file_name().unwrap_or_default()))?;
+            }
+        }
+    }
     let suites = root().join(SUITES_DIR);
     for t in tests {
         copy(&suites.join(t), &stage.join("tests").join(t))?;
@@ -468,6 +554,7 @@ pub struct BootResult {
 /// guest's test output (ttyS1) is streamed into `out`/guest.log.
 pub fn boot(
     k: &Kernel,
+    machine: &Machine,
     initrd: &Path,
     extra_cmdline: &str,
     timeout: Duration,
@@ -479,8 +566,16 @@ pub fn boot(
     let klog = out.join("kernel.log");
     let log = &out.join("guest.log");
     let _ = fs::remove_file(&klog);
-    let mut child = Command::new("qemu-system-x86_64")
-        .args(["-accel", "tcg", "-smp", "2", "-m", "1024", "-kernel"])
+    let mut qemu = Command::new("qemu-system-x86_64");
+    qemu.args(["-accel", "tcg", "-smp"])
+        .arg(machine.cpus.to_string())
+        .args(["-m", "1024"]);
+    if machine.icount {
+        // sleep=on: idle vCPUs let virtual time jump to the next timer, as real time would.
+        qemu.args(["-icount", "shift=0,sleep=on"]);
+    }
+    let mut child = qemu
+        .arg("-kernel")
         .arg(&k.bzimage)
         .arg("-initrd")
         .arg(initrd)
@@ -796,6 +891,21 @@ mod tests {
         let mut r = Report { results: vec![] };
         r.add_boot(&b, &[], "kernel-log/main");
         assert_eq!(r.results[0]["status"], "fail");
+    }
+
+    #[test]
+    fn machine_specs_parse_and_refuse_nonsense() {
+        assert_eq!(Machine::parse("").unwrap(), Machine::default());
+        assert_eq!(
+            Machine::parse("cpus=4 icount").unwrap(),
+            Machine {
+                cpus: 4,
+                icount: true
+            }
+        );
+        assert!(Machine::parse("cpus=0").is_err());
+        assert!(Machine::parse("cpus=four").is_err());
+        assert!(Machine::parse("kvm").unwrap_err().contains("kvm"));
     }
 
     #[test]
