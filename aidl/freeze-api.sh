@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Writes the API snapshots of vendor.superpass from aidl/vendor/superpass/*.aidl:
-# aidl_api/vendor.superpass/current/ and, with --freeze, version 1 with its .hash
+# aidl_api/vendor.superpass/current/ and, with --freeze N, version N with its .hash
 # (the hash is AOSP's: sha1 over `sha1sum` of the sorted .aidl files plus "latest-version").
+# Frozen versions are never rewritten; add the new version to aidl/Android.bp
+# (versions_with_info), service/build.rs (VERSION) and the VINTF fragments.
 # In an AOSP tree, `m vendor.superpass-update-api` / `m vendor.superpass-freeze-api` do the same.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -33,6 +35,11 @@ snapshot() {
 }
 snapshot current
 if [[ "${1:-}" == "--freeze" ]]; then
-  snapshot 1
-  (cd aidl_api/vendor.superpass/1 && { find ./ -name '*.aidl' -print0 | LC_ALL=C sort -z | xargs -0 sha1sum && echo latest-version; } | sha1sum | cut -d ' ' -f 1) > aidl_api/vendor.superpass/1/.hash
+  v=${2:?usage: freeze-api.sh [--freeze VERSION]}
+  if [[ -e "aidl_api/vendor.superpass/$v" ]]; then
+    echo "freeze-api.sh: version $v is frozen already" >&2
+    exit 1
+  fi
+  snapshot "$v"
+  (cd "aidl_api/vendor.superpass/$v" && { find ./ -name '*.aidl' -print0 | LC_ALL=C sort -z | xargs -0 sha1sum && echo latest-version; } | sha1sum | cut -d ' ' -f 1) > "aidl_api/vendor.superpass/$v/.hash"
 fi

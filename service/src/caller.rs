@@ -82,6 +82,12 @@ impl CallerPolicy {
     }
 }
 
+/// True if `uid` may run shell commands (`cmd`): root and shell only, as for other HALs'
+/// debug entry points. Commands that change state also need [`CallerPolicy::permits`].
+pub fn may_run_shell_commands(uid: u32) -> bool {
+    uid == AID_ROOT || uid == AID_SHELL
+}
+
 /// True on an Android build with `ro.debuggable=1` (userdebug or eng); false elsewhere.
 pub fn is_debuggable_build() -> bool {
     #[cfg(target_os = "android")]
@@ -114,5 +120,13 @@ mod tests {
         assert!(CallerPolicy::default().permits(0));
         assert!(CallerPolicy::default().permits(1000));
         assert!(!CallerPolicy::default().permits(2000));
+    }
+
+    #[test]
+    fn shell_commands_are_for_root_and_shell() {
+        assert!(may_run_shell_commands(AID_ROOT));
+        assert!(may_run_shell_commands(AID_SHELL));
+        assert!(!may_run_shell_commands(AID_SYSTEM));
+        assert!(!may_run_shell_commands(10123));
     }
 }

@@ -1,10 +1,10 @@
-//! The tuning commands `dumpsys <service> <args>` accepts, run through the AIDL interface.
+//! The tuning commands that `dumpsys <service> <args>` and `cmd <service> <args>` accept.
 //!
-//! `adb shell cmd` cannot reach an rsbinder service (rsbinder 0.12 refuses
-//! `SHELL_COMMAND_TRANSACTION` before user code runs), so the shell route for tuning is the
-//! dump arguments: `dumpsys vendor.superpass.ISuperPass/default set max_depth 4`. Commands run
-//! through the same [`ISuperPass`] methods a client calls, so the caller check applies: the
-//! dumping uid must be allowed to change state.
+//! One table for both shell routes: `dumpsys vendor.superpass.ISuperPass/default set max_depth 4`
+//! (the dump transaction) and `cmd vendor.superpass.ISuperPass/default set max_depth 4` (the
+//! shell-command transaction, [`crate::shell`]). Commands run through the same [`ISuperPass`]
+//! methods a client calls, so the caller check applies: the calling uid must be allowed to
+//! change state.
 
 use std::io::Write;
 
@@ -44,10 +44,10 @@ pub enum Command {
 
 /// The help text of the dump arguments.
 pub const HELP: &str = "\
-SuperPass dump arguments (dumpsys vendor.superpass.ISuperPass/default [ARGS]):
+SuperPass commands (dumpsys or cmd vendor.superpass.ISuperPass/default [ARGS]):
   (none)              state, critical threads, active hooks, stats, tunables
   --json              the same as JSON
-  set <name> <value>  set a tunable; values take _ separators and ns/us/ms/s suffixes
+  set <name> <value>  set a tunable; values take _ separators, *_ns ones ns/us/ms/s suffixes
   get <name>          print one tunable
   enable | disable    turn the fast track on or off (saved across restarts)
   discovery on|off    watch the top-app cpuset for the foreground app (saved)
@@ -55,6 +55,33 @@ SuperPass dump arguments (dumpsys vendor.superpass.ISuperPass/default [ARGS]):
   help                this text
 Changing commands need an allowed uid (default: system, root).
 ";
+
+/// True if tunable `name` is a time in ns, so its values may carry a time unit.
+pub fn takes_time_units(name: &str) -> bool {
+    match superpass_core::tunables::TUNABLES
+        .iter()
+        .find(|d| d.name == name)
+    {
+        Some(d) => d.unit == "ns",
+        None => name.ends_with("_ns"),
+    }
+}
+
+/// Parses a value for tunable `name`: time tunables take `2ms`, `500us`, `1s`, `40ns`; the
+/// others plain integers. Both take `_` separators.
+pub fn parse_tunable_value(name: &str, s: &str) -> Result<i64, String> {
+    let plain = s.trim().replace('_', "");
+    if !takes_time_units(name) && plain.parse::<i64>().is_err() {
+        return Err(match parse_value(s) {
+            Ok(_) => format!(
+                "`{s}` has a time unit, but {name} is not a time (only the *_ns tunables take \
+                 ns/us/ms/s)"
+            ),
+            Err(_) => format!("`{s}` is not a number (e.g. 4 or 1_000)"),
+        });
+    }
+    parse_value(s)
+}
 
 /// Parses `2_000_000`, `2ms`, `500us`, `1s`, `40ns` into an integer (time units into ns).
 pub fn parse_value(s: &str) -> Result<i64, String> {
@@ -91,7 +118,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         ["--json"] | ["-j"] => Command::Show { json: true },
         ["set", name, value] => Command::Set {
             name: name.to_string(),
-            value: parse_value(value)?,
+            value: parse_tunable_value(name, value)?,
         },
         ["get", name] => Command::Get {
             name: name.to_string(),
@@ -165,6 +192,27 @@ pub fn run_dump(svc: &dyn ISuperPass, args: &[String], out: &mut dyn Write) {
     }
 }
 
+/// What `cmd` returns for a command that failed (AOSP's `ShellCommand` uses -1 too).
+pub const SHELL_FAILED: i32 = -1;
+
+/// The service's shell command: parses `args`, runs the command, writes its output to `out`
+/// and a failure to `err`, and returns the result code `cmd` exits with (0 or
+/// [`SHELL_FAILED`]).
+pub fn run_shell(
+    svc: &dyn ISuperPass,
+    args: &[String],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    match parse(args).and_then(|c| execute(&c, svc, out)) {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = writeln!(err, "error: {e}\n\n{HELP}");
+            SHELL_FAILED
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +247,26 @@ mod tests {
         assert!(p("set x").is_err());
         assert!(p("discovery maybe").is_err());
         assert!(p("frobnicate").is_err());
+    }
+
+    #[test]
+    fn only_time_tunables_take_units() {
+        assert_eq!(parse_tunable_value("slice_ns", "2ms"), Ok(2_000_000));
+        assert_eq!(parse_tunable_value("max_depth", "4"), Ok(4));
+        assert_eq!(parse_tunable_value("max_depth", "1_0"), Ok(10));
+        let e = parse_tunable_value("max_depth", "4ms").unwrap_err();
+        assert!(e.contains("not a time"), "{e}");
+        assert!(parse_tunable_value("max_depth", "four")
+            .unwrap_err()
+            .contains("not a number"));
+        assert!(p("set max_depth 4ms").is_err());
+        assert_eq!(
+            p("set budget_ns 1ms"),
+            Ok(Command::Set {
+                name: "budget_ns".into(),
+                value: 1_000_000
+            })
+        );
     }
 
     #[test]

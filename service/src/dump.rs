@@ -195,8 +195,18 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
-    /// The report as text for humans.
+    /// The report as text for humans: state, statistics, tunables.
     pub fn to_text(&self) -> String {
+        format!(
+            "{}\n{}\n{}",
+            self.state_text(),
+            self.stats_text(),
+            self.tunables_text()
+        )
+    }
+
+    /// The state section: mode, foreground app, critical threads with their owners.
+    pub fn state_text(&self) -> String {
         let s = &self.service;
         let mut o = String::new();
         let on = |b: bool| if b { "on" } else { "off" };
@@ -235,10 +245,16 @@ impl Report {
                 let _ = writeln!(o, "  {:>8} {:>8}  {:<7} {}", t.tid, t.pid, t.role, t.owner);
             }
         }
+        o
+    }
+
+    /// The statistics section: active hooks, counters, blocking percentiles.
+    pub fn stats_text(&self) -> String {
+        let mut o = String::new();
         let st = &self.stats;
         let _ = writeln!(
             o,
-            "\nActive hooks ({}, mask {}): {}",
+            "Active hooks ({}, mask {}): {}",
             st.active_hooks.len(),
             st.active_mask,
             if st.active_hooks.is_empty() {
@@ -266,9 +282,16 @@ impl Report {
         for (name, v) in &st.counters {
             let _ = writeln!(o, "  {name:<24} {v}");
         }
+        o
+    }
+
+    /// The tunables section, with ranges.
+    pub fn tunables_text(&self) -> String {
+        let s = &self.service;
+        let mut o = String::new();
         let _ = writeln!(
             o,
-            "\nTunables (set with: dumpsys {} set <name> <value>):",
+            "Tunables (set with: dumpsys {} set <name> <value>):",
             s.name
         );
         let _ = writeln!(
@@ -288,6 +311,18 @@ impl Report {
             );
         }
         o
+    }
+
+    /// The state section as pretty JSON.
+    pub fn state_json(&self) -> String {
+        serde_json::to_string_pretty(&self.service)
+            .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// The statistics section as pretty JSON.
+    pub fn stats_json(&self) -> String {
+        serde_json::to_string_pretty(&self.stats)
+            .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 }
 

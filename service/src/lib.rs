@@ -9,8 +9,8 @@
 //!
 //! Layout: [`aidl`] holds the generated stubs, [`device`] the backends (kernel and in-memory)
 //! behind one trait, [`registry`] the pure bookkeeping of who registered what, [`service`] the
-//! binder object, and [`dump`] the text and JSON views plus the tuning commands that `dumpsys`
-//! arguments and `superpassctl` share. docs/service.md is the user guide.
+//! binder object, [`shell`] the front that answers `cmd`, [`dump`] the text and JSON views, and
+//! [`commands`] the tuning commands that `dumpsys` arguments, `cmd` and `superpassctl` share. docs/service.md is the user guide.
 
 pub mod aidl;
 pub mod caller;
@@ -22,7 +22,9 @@ pub mod logging;
 pub mod persist;
 pub mod procfs;
 pub mod registry;
+pub mod result_receiver;
 pub mod service;
+pub mod shell;
 pub mod status;
 pub mod token;
 pub mod transport;

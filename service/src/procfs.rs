@@ -4,6 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+/// The pid of kthreadd, the parent of every kernel thread.
+pub const KTHREADD_PID: i32 = 2;
+
 /// A view of a procfs tree rooted at `root` (normally `/proc`).
 #[derive(Clone, Debug)]
 pub struct ProcFs {
@@ -78,6 +81,28 @@ impl ProcFs {
         s.trim().parse().ok()
     }
 
+    /// True if `pid` is a kernel thread: `PF_KTHREAD` in its stat flags, or kthreadd (pid 2)
+    /// or one of its children. A kernel thread holds no user locks worth a fast track, and
+    /// boosting one would take CPU from the work the module exists for.
+    pub fn is_kernel_thread(&self, pid: i32) -> bool {
+        /// `PF_KTHREAD` in `task_struct::flags`.
+        const PF_KTHREAD: u64 = 0x0020_0000;
+        if pid == KTHREADD_PID {
+            return true;
+        }
+        let Ok(stat) = std::fs::read_to_string(self.root.join(pid.to_string()).join("stat")) else {
+            return false;
+        };
+        // Fields after the command name, which may itself hold spaces and parentheses.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ppid = f.get(1).and_then(|v| v.parse::<i32>().ok());
+        let flags = f.get(6).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        flags & PF_KTHREAD != 0 || ppid == Some(KTHREADD_PID)
+    }
+
     /// The first thread of `pid` named `name`, if any.
     pub fn find_thread(&self, pid: i32, name: &str) -> Option<i32> {
         self.threads(pid)
@@ -100,5 +125,28 @@ mod tests {
         assert!(p.threads(pid).contains(&pid));
         assert!(p.uid(pid).is_some());
         assert!(p.oom_score_adj(pid).is_some());
+        assert!(!p.is_kernel_thread(pid));
+    }
+
+    #[test]
+    fn tells_kernel_threads_from_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        let stat = |pid: i32, text: &str| {
+            let d = dir.path().join(pid.to_string());
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("stat"), text).unwrap();
+        };
+        stat(10, "10 (kworker/0:1) I 2 0 0 0 -1 69238880 0 0");
+        stat(11, "11 (weird) name)) S 1 11 11 0 -1 2097216 0 0");
+        stat(12, "12 (app) S 1 12 12 0 -1 4194560 0 0");
+        let p = ProcFs::new(dir.path());
+        assert!(p.is_kernel_thread(KTHREADD_PID));
+        assert!(p.is_kernel_thread(10), "a child of kthreadd");
+        assert!(p.is_kernel_thread(11), "PF_KTHREAD, whatever its name");
+        assert!(!p.is_kernel_thread(12));
+        assert!(!p.is_kernel_thread(13), "gone");
+        if std::path::Path::new("/proc/2/stat").exists() {
+            assert!(ProcFs::default().is_kernel_thread(2));
+        }
     }
 }

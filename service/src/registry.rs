@@ -15,8 +15,9 @@ pub type ClientId = u64;
 /// Who a registration belongs to, and so when it goes away.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Owner {
-    /// Registered without a token: stays until removed.
-    Unowned,
+    /// Registered without a token by a caller of this uid: stays until a caller of the same
+    /// uid removes it, and is apart from other uids' registrations.
+    Uid(u32),
     /// Registered with a client token: dropped when that client dies or is released.
     Client(ClientId),
     /// Found by the top-app cpuset watcher.
@@ -212,7 +213,7 @@ mod tests {
     #[test]
     fn merges_foreground_first_and_dedups() {
         let mut r = Registry::new();
-        r.add_thread(Owner::Unowned, 7, 8, Role::Other);
+        r.add_thread(Owner::Uid(0), 7, 8, Role::Other);
         r.add_thread(Owner::Client(1), 100, 101, Role::Other);
         r.set_foreground(fg(Owner::Discovery));
         assert_eq!(
@@ -236,20 +237,24 @@ mod tests {
     #[test]
     fn set_replaces_and_remove_reports() {
         let mut r = Registry::new();
-        r.set_threads(Owner::Unowned, 1, &[(2, Role::Other), (3, Role::Render)]);
-        r.set_threads(Owner::Unowned, 1, &[(4, Role::Other)]);
+        r.set_threads(Owner::Uid(0), 1, &[(2, Role::Other), (3, Role::Render)]);
+        r.set_threads(Owner::Uid(0), 1, &[(4, Role::Other)]);
         assert_eq!(r.critical_set(), vec![(4, Role::Other)]);
-        assert!(!r.remove_thread(Owner::Unowned, 2));
+        assert!(!r.remove_thread(Owner::Uid(0), 2));
         assert!(!r.remove_thread(Owner::Client(1), 4));
-        assert!(r.remove_thread(Owner::Unowned, 4));
+        assert!(
+            !r.remove_thread(Owner::Uid(2000), 4),
+            "another uid's thread"
+        );
+        assert!(r.remove_thread(Owner::Uid(0), 4));
         assert_eq!(r, Registry::new());
     }
 
     #[test]
     fn retain_alive_prunes_dead_threads() {
         let mut r = Registry::new();
-        r.set_foreground(fg(Owner::Unowned));
-        r.add_thread(Owner::Unowned, 5, 6, Role::Other);
+        r.set_foreground(fg(Owner::Uid(0)));
+        r.add_thread(Owner::Uid(0), 5, 6, Role::Other);
         r.retain_alive(|_, tid| tid != 101 && tid != 6);
         assert_eq!(r.critical_set(), vec![(100, Role::Ui)]);
         r.retain_alive(|_, _| false);
@@ -262,7 +267,7 @@ mod tests {
         let many: Vec<(Tid, Role)> = (1..=Registry::MAX as i32)
             .map(|t| (t, Role::Other))
             .collect();
-        r.set_threads(Owner::Unowned, 1, &many);
+        r.set_threads(Owner::Uid(0), 1, &many);
         assert!(r.fits());
         r.add_thread(Owner::Client(1), 1, 1000, Role::Other);
         assert!(!r.fits());

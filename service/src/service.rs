@@ -104,8 +104,21 @@ impl SuperPass {
             version.active_mask,
             module.kind()
         );
+        let mut state_path = opts.state_path.clone();
         let mut persisted = match opts.state_path.as_deref().map(Persisted::load) {
             Some(Ok(Some(p))) => p,
+            Some(Err(e)) if e.kind() != std::io::ErrorKind::InvalidData => {
+                // The file may be fine and only unreadable to us now (permissions, I/O): it is
+                // neither renamed nor saved over this run.
+                let path = opts.state_path.as_deref().expect("a load needs a path");
+                log::error!(
+                    "{}: cannot read the saved state ({e}); starting from defaults and not \
+                     saving this run, so the file is left as it is",
+                    path.display()
+                );
+                state_path = None;
+                Persisted::initial()
+            }
             Some(Err(e)) => {
                 let path = opts.state_path.as_deref().expect("a load needs a path");
                 match Persisted::set_aside(path) {
@@ -153,7 +166,7 @@ impl SuperPass {
             watcher: Mutex::new(None),
             policy: opts.policy,
             proc: opts.proc,
-            state_path: opts.state_path,
+            state_path,
             discovery: opts.discovery,
         });
         shared.save(&lock(&shared.state));
@@ -201,6 +214,17 @@ impl Shared {
                 format!("thread {tid} does not exist in process {pid}"),
             ));
         }
+        if self.proc.is_kernel_thread(pid) {
+            return Err(status::illegal(&format!(
+                "{pid} is a kernel thread: only user threads can be critical"
+            )));
+        }
+        if pid == std::process::id() as i32 {
+            // Its binder threads would boost themselves on every call that boosts others.
+            return Err(status::illegal(&format!(
+                "{pid} is the SuperPass service itself: its threads cannot be critical"
+            )));
+        }
         Ok(())
     }
 
@@ -219,7 +243,7 @@ impl Shared {
     /// The owner a token stands for, watching it for death the first time it is seen.
     fn owner_of(&self, st: &mut State, token: Option<&SIBinder>) -> BinderResult<Owner> {
         let Some(token) = token else {
-            return Ok(Owner::Unowned);
+            return Ok(Owner::Uid(rsbinder::get_calling_uid()));
         };
         if let Some(c) = st.clients.iter().find(|c| &c.token == token) {
             return Ok(Owner::Client(c.id));
@@ -365,7 +389,7 @@ impl Shared {
 
     fn owner_label(st: &State, owner: Owner) -> String {
         match owner {
-            Owner::Unowned => "unowned".into(),
+            Owner::Uid(uid) => format!("uid:{uid}"),
             Owner::Discovery => "discovery".into(),
             Owner::Client(id) => match st.clients.iter().find(|c| c.id == id) {
                 Some(c) => format!("client:{}", c.pid),
@@ -428,6 +452,23 @@ impl ISuperPass for SuperPass {
             });
             Ok(())
         })
+    }
+
+    fn notifyForegroundApp(
+        &self,
+        token: Option<&SIBinder>,
+        pid: i32,
+        ui_tid: i32,
+        render_tid: i32,
+    ) -> BinderResult<()> {
+        // Oneway: the caller is not waiting, so a refusal can only be logged.
+        if let Err(e) = self.setForegroundApp(token, pid, ui_tid, render_tid) {
+            log::warn!(
+                "notifyForegroundApp(pid {pid}, ui {ui_tid}, render {render_tid}) refused: {}",
+                status::describe(&e)
+            );
+        }
+        Ok(())
     }
 
     fn clearForegroundApp(&self) -> BinderResult<()> {
@@ -503,7 +544,7 @@ impl ISuperPass for SuperPass {
         }
         let mut st = lock(&s.state);
         let owner = match token {
-            None => Owner::Unowned,
+            None => Owner::Uid(rsbinder::get_calling_uid()),
             Some(t) => match st.clients.iter().find(|c| &c.token == t) {
                 Some(c) => Owner::Client(c.id),
                 None => {
@@ -626,6 +667,10 @@ impl ISuperPass for SuperPass {
         let s = &self.shared;
         let discovering = lock(&s.watcher).is_some();
         let mut st = lock(&s.state);
+        // A foreground app or thread that died since the last change must not show as held.
+        if let Err(e) = s.update(&mut st, |_| Ok(())) {
+            log::warn!("pruning dead threads: {}", status::describe(&e));
+        }
         let enabled = st.module.stats().map_err(status::device)?.enabled == 1;
         let registrations = st
             .registry

@@ -1,6 +1,6 @@
 //! How the service's failures reach a binder caller.
 
-use rsbinder::{ExceptionCode, Status};
+use rsbinder::{ExceptionCode, Status, StatusCode};
 
 use crate::aidl::consts;
 use crate::device::DeviceError;
@@ -51,8 +51,64 @@ pub fn describe(s: &Status) -> String {
         ExceptionCode::Security => format!("permission denied: {msg}"),
         ExceptionCode::IllegalArgument => format!("invalid argument: {msg}"),
         ExceptionCode::TransactionFailed => {
-            format!("transaction failed: {:?}", s.transaction_error())
+            format!(
+                "transaction failed: {}",
+                describe_code(s.transaction_error())
+            )
         }
         e => format!("{e:?}: {msg}"),
+    }
+}
+
+/// A binder transport status in words, for CLIs (not Rust's `NameNotFound` or `Errno(-13)`).
+pub fn describe_code(c: StatusCode) -> String {
+    match c {
+        StatusCode::NameNotFound => "no such service or binder device (is it running?)".into(),
+        StatusCode::PermissionDenied => "permission denied".into(),
+        StatusCode::DeadObject => "the service died".into(),
+        StatusCode::UnknownTransaction => "the service does not know this call".into(),
+        StatusCode::InvalidOperation => "not supported on this transport".into(),
+        StatusCode::BadValue => "bad value".into(),
+        StatusCode::BadType => "bad type or wrong interface".into(),
+        StatusCode::FailedTransaction => "the transaction failed (too large, or refused)".into(),
+        StatusCode::TimedOut => "timed out".into(),
+        StatusCode::NoInit => "no binder driver".into(),
+        StatusCode::Errno(e) => {
+            let text = std::io::Error::from_raw_os_error(e.saturating_abs()).to_string();
+            // Drop std's " (os error N)": the words are the message.
+            match text.split_once(" (os error") {
+                Some((words, _)) => words.to_string(),
+                None => text,
+            }
+        }
+        other => format!("binder error {}", i32::from(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_read_as_words() {
+        assert_eq!(
+            describe_code(StatusCode::PermissionDenied),
+            "permission denied"
+        );
+        assert!(describe_code(StatusCode::Errno(-13)).starts_with("Permission denied"));
+        assert!(describe_code(StatusCode::NameNotFound).contains("no such service"));
+        let s = describe(&Status::from(StatusCode::DeadObject));
+        assert!(!s.contains("DeadObject"), "{s}");
+        for c in [
+            StatusCode::NoMemory,
+            StatusCode::Errno(-2),
+            StatusCode::BadIndex,
+        ] {
+            assert!(
+                !describe_code(c).contains('('),
+                "{c:?}: {}",
+                describe_code(c)
+            );
+        }
     }
 }

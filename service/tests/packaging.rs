@@ -67,14 +67,35 @@ fn android_bp_names_the_same_files_and_version() {
         "aidl/Android.bp srcs vs aidl/vendor/superpass"
     );
     assert!(aidl_bp.contains(&format!("version: \"{}\"", consts::VERSION)));
-    let bp = read("Android.bp");
-    assert!(bp.contains("name: \"superpass-service\""));
-    assert!(bp.contains("relative_install_path: \"hw\""));
+    assert!(
+        aidl_bp.contains("owner: \""),
+        "aidl_interface needs an owner"
+    );
+    assert!(aidl_bp.contains("SPDX-license-identifier-Apache-2.0"));
+    // The prebuilt package comes from build-prebuilts.sh, with every file it names.
+    let script = read("service/build-prebuilts.sh");
+    assert!(script.contains("name: \"superpass-service\""));
+    assert!(script.contains("relative_install_path: \"hw\""));
     assert!(EXEC.ends_with("/hw/superpass-service"));
-    for f in ["service/superpass.rc", "service/manifest_superpass.xml"] {
-        assert!(bp.contains(&format!("\"{f}\"")), "Android.bp must name {f}");
-        assert!(root().join(f).exists(), "{f}");
+    for f in ["superpass.rc", "manifest_superpass.xml"] {
+        assert!(
+            script.contains(&format!("\"{f}\"")),
+            "the prebuilt package must name {f}"
+        );
+        assert!(
+            script.contains(&format!(" {f}")),
+            "build-prebuilts.sh must copy {f}"
+        );
+        assert!(root().join("service").join(f).exists(), "{f}");
     }
+    let ctl = script
+        .split("name: \"superpassctl\"")
+        .nth(1)
+        .expect("a superpassctl module");
+    assert!(
+        ctl.contains("system_ext_specific: true"),
+        "shell may not run vendor binaries"
+    );
     // build.rs compiles every file too.
     let build = read("service/build.rs");
     for f in aidl_files() {
@@ -83,6 +104,74 @@ fn android_bp_names_the_same_files_and_version() {
             build.contains(&format!("\"{stem}\"")) || build.contains(&format!("\"{f}\"")),
             "build.rs misses {f}"
         );
+    }
+}
+
+/// Every quoted path in the repository's Android.bp files exists: they parse in a checkout.
+#[test]
+fn android_bp_names_only_files_that_exist() {
+    for bp in ["Android.bp", "aidl/Android.bp"] {
+        let dir = root().join(bp).parent().unwrap().to_path_buf();
+        let code: String = read(bp)
+            .lines()
+            .map(|l| l.split("//").next().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for quoted in code.split('"').skip(1).step_by(2) {
+            let looks_like_file = quoted.contains('/') && !quoted.starts_with(':');
+            if looks_like_file && !quoted.contains('*') {
+                assert!(
+                    dir.join(quoted).exists(),
+                    "{bp} names {quoted}, which is missing"
+                );
+            }
+        }
+        assert!(
+            !code.contains("prebuilt/"),
+            "{bp} must not name generated prebuilts"
+        );
+    }
+}
+
+/// AIDL files are Apache-2.0: their stubs are linked into system_server.
+#[test]
+fn aidl_files_are_apache_licensed() {
+    for f in aidl_files() {
+        let s = read(&format!("aidl/vendor/superpass/{f}"));
+        assert!(
+            s.lines()
+                .take(3)
+                .any(|l| l.contains("SPDX-License-Identifier: Apache-2.0")),
+            "{f}"
+        );
+    }
+}
+
+/// The ioctl allow-list is exactly the ABI's commands, as SELinux numbers them.
+#[test]
+fn ioctl_allow_list_is_the_abi() {
+    let te = read("sepolicy/vendor/hal_superpass_default.te");
+    let line = te
+        .lines()
+        .find(|l| l.starts_with("allowxperm hal_superpass_default superpass_device:chr_file ioctl"))
+        .expect("an allowxperm line for /dev/superpass");
+    let listed: Vec<u32> = line
+        .split(['{', '}'])
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .map(|n| u32::from_str_radix(n.trim_start_matches("0x"), 16).unwrap())
+        .collect();
+    let abi: Vec<u32> = superpass_core::abi::COMMANDS
+        .iter()
+        .map(|&(_, cmd)| cmd & 0xffff)
+        .collect();
+    assert_eq!(
+        listed, abi,
+        "sepolicy ioctl list vs superpass_core::abi::COMMANDS"
+    );
+    for (name, _) in superpass_core::abi::COMMANDS {
+        assert!(te.contains(name), "the comment names {name}");
     }
 }
 
@@ -102,24 +191,38 @@ fn frozen_api_matches_the_sources_and_the_hash() {
             consts::VERSION
         );
     }
-    // AOSP's hash: sha1 of (`sha1sum` of the sorted files, then "latest-version").
-    let mut files: Vec<String> = aidl_files()
-        .into_iter()
-        .map(|f| format!("./vendor/superpass/{f}"))
-        .collect();
-    files.sort();
-    let mut listing = String::new();
-    for f in &files {
-        let data = std::fs::read(root().join(&v1).join(f)).unwrap();
-        listing.push_str(&format!("{}  {f}\n", sha1_smol::Sha1::from(&data).digest()));
+    // AOSP's hash of every frozen version: sha1 of (`sha1sum` of the sorted files, then
+    // "latest-version").
+    for v in 1..=consts::VERSION {
+        let dir = root().join(format!("aidl/aidl_api/{PACKAGE}/{v}"));
+        let mut files: Vec<String> = std::fs::read_dir(dir.join("vendor/superpass"))
+            .unwrap()
+            .map(|e| {
+                format!(
+                    "./vendor/superpass/{}",
+                    e.unwrap().file_name().to_string_lossy()
+                )
+            })
+            .collect();
+        files.sort();
+        let mut listing = String::new();
+        for f in &files {
+            let data = std::fs::read(dir.join(f)).unwrap();
+            listing.push_str(&format!("{}  {f}\n", sha1_smol::Sha1::from(&data).digest()));
+        }
+        listing.push_str("latest-version\n");
+        let want = std::fs::read_to_string(dir.join(".hash")).unwrap();
+        assert_eq!(
+            sha1_smol::Sha1::from(listing.as_bytes())
+                .digest()
+                .to_string(),
+            want.trim(),
+            "version {v}"
+        );
     }
-    listing.push_str("latest-version\n");
-    assert_eq!(
-        sha1_smol::Sha1::from(listing.as_bytes())
-            .digest()
-            .to_string(),
-        hash.trim()
-    );
+    // The new version adds a oneway method for the framework's foreground changes.
+    let iface = read("aidl/vendor/superpass/ISuperPass.aidl");
+    assert!(iface.contains("oneway void notifyForegroundApp("));
 }
 
 #[test]
@@ -225,6 +328,7 @@ fn sepolicy_labels_and_declares_every_name() {
         "allow hal_superpass_default superpass_device:chr_file rw_file_perms;",
         "hal_client_domain(system_server, hal_superpass)",
         "binder_call(shell, hal_superpass_server)",
+        "binder_call(hal_superpass_default, shell)",
         "userdebug_or_eng(",
     ] {
         assert!(te.contains(decl), "sepolicy lacks `{decl}`");

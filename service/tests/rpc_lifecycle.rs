@@ -17,7 +17,7 @@ fn a_dead_clients_registrations_are_dropped() {
     let me = pid();
     let worker = Parked::spawn("worker");
     let fg_render = Parked::spawn("fg-render");
-    // An unowned registration that must survive the client's death.
+    // A registration without a token that must survive the client's death.
     svc.addCriticalThread(
         None,
         me,
@@ -88,8 +88,10 @@ fn a_dead_clients_registrations_are_dropped() {
     );
     let st = svc.getState().unwrap();
     assert_eq!(st.clients, 0);
-    assert_eq!(st.registrations.len(), 1, "the unowned one stays");
-    assert_eq!(st.registrations[0].owner, "unowned");
+    assert_eq!(st.registrations.len(), 1, "the one without a token stays");
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    assert_eq!(st.registrations[0].owner, format!("uid:{uid}"));
     assert_eq!(svc.getStats().unwrap().criticalThreads, 1);
 }
 
@@ -154,6 +156,24 @@ fn a_corrupt_state_file_starts_from_defaults_and_is_kept_aside() {
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(saved["format"], 1);
+}
+
+#[test]
+fn a_state_file_that_cannot_be_read_is_neither_moved_nor_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    // Reading a directory fails with an I/O error, as a file the service may not read does
+    // (which root, running the tests, cannot reproduce with permissions).
+    let state = dir.path().join("state.json");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::write(state.join("keep"), "x").unwrap();
+    let server = Server::start_in(dir, &["--state", state.to_str().unwrap()]);
+    let conn = server.connect();
+    let svc: &dyn ISuperPass = &*conn.service;
+    assert!(svc.getState().unwrap().enabled, "defaults");
+    svc.setEnabled(false).unwrap();
+    assert!(state.is_dir(), "left where it was");
+    assert_eq!(std::fs::read_to_string(state.join("keep")).unwrap(), "x");
+    assert!(!state.with_extension("json.bad").exists());
 }
 
 #[test]

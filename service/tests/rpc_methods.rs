@@ -49,15 +49,17 @@ fn every_method_round_trips() {
     assert!(st.enabled, "a fresh service enables the fast track");
     assert!(st.registrations.is_empty());
 
-    // Foreground app, unowned.
+    // Foreground app without a token: owned by this caller's uid.
     svc.setForegroundApp(None, me, me, render.tid).unwrap();
+    // SAFETY: getuid has no preconditions.
+    let owner = format!("foreground:uid:{}", unsafe { libc::getuid() });
     let st = svc.getState().unwrap();
     assert_eq!(st.foregroundPid, me);
     assert_eq!(
         tids(svc),
         vec![
-            (me, Role::UI.0, "foreground:unowned".into()),
-            (render.tid, Role::RENDER.0, "foreground:unowned".into())
+            (me, Role::UI.0, owner.clone()),
+            (render.tid, Role::RENDER.0, owner)
         ]
     );
     assert_eq!(svc.getStats().unwrap().criticalThreads, 2);

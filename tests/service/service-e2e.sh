@@ -2,11 +2,17 @@
 # Guest test: superpassctl -> binder (binderfs + rsb_hub) -> superpass-service -> ioctl ->
 # the superpass module, then the inversion scenario registered through the service.
 #
-# Runs inside the test VM as root, after superpass.ko is loaded with testdev=1
+# Runs inside the test VM as root, after superpass.ko and sp_testdev.ko are loaded
 # (tests/guest/suites/60-sp-service.sh does both; `cargo xtask vm-test --filter sp-service`).
-# Needs on PATH: superpass-service, superpassctl, rsb_hub, rsb_device, and for step 5
-# sp-inversion (tests/guest/sp-inversion.c). rsb_hub reads its policy from
-# /etc/rsbinder/hub.d (tests/service/hub.toml).
+# Needs on PATH: superpass-service, superpassctl, shell-cmd and sp-runas (service/examples/),
+# rsb_hub, rsb_device, and for step 5 sp-inversion (tests/guest/sp-inversion.c). rsb_hub
+# reads its policy from /etc/rsbinder/hub.d (tests/service/hub.toml).
+#
+# Android's conditions: /proc is remounted hidepid=2,gid=readproc (3009) for the test, and
+# the service runs as init would start it from superpass.rc: uid and gid system (1000), the
+# readproc group, CAP_SYS_NICE only (sp-runas). /dev/superpass is 0660 system, the binder
+# device 0666. A shell-uid (2000) client may read but not change state; `cmd` goes through
+# a real shell-command transaction (shell-cmd) and only root and shell may use it.
 #
 # Step 5 runs sp-inversion with modes off,ext: in "ext" its critical thread prints
 # "critical <pid> <tid>", waits for a line on stdin, and is registered only through
@@ -28,9 +34,21 @@ cleanup() {
     [ -n "${SVC_PID:-}" ] && kill "$SVC_PID" 2>/dev/null
     [ -n "${HUB_PID:-}" ] && kill "$HUB_PID" 2>/dev/null
     wait 2>/dev/null
+    # The other guest tests of this boot expect the default /proc.
+    mount -o remount,hidepid=0,gid=0 /proc 2>/dev/null
 }
 trap cleanup EXIT
 CTL="superpassctl"
+AID_SYSTEM=1000
+AID_SHELL=2000
+AID_READPROC=3009
+# The service as init starts it (service/superpass.rc: user system, group system readproc,
+# capabilities SYS_NICE).
+start_service() {
+    sp-runas --uid $AID_SYSTEM --gid $AID_SYSTEM --groups $AID_SYSTEM,$AID_READPROC --caps sys_nice \
+        -- superpass-service --state "$WORK/state/state.json" >>"$WORK/service.log" 2>&1 &
+    SVC_PID=$!
+}
 
 # 1. Binder: binderfs device and rsb_hub as the service manager.
 if [ ! -e /dev/binderfs/binder ]; then
@@ -47,10 +65,16 @@ else
     echo "$PASS passed, $FAIL failed"; exit 1
 fi
 
-# 2. The service on the real module.
+# 2. The service on the real module, in Android's conditions.
 [ -c /dev/superpass ] && ok "/dev/superpass exists" || bad "/dev/superpass exists"
-superpass-service --state "$WORK/state.json" >>"$WORK/service.log" 2>&1 &
-SVC_PID=$!
+chown $AID_SYSTEM:$AID_SYSTEM /dev/superpass && chmod 0660 /dev/superpass
+chmod 0666 /dev/binderfs/binder
+# mktemp -d makes a 0700 directory: the service must reach its state directory inside.
+chmod 0755 "$WORK"
+mkdir -p "$WORK/state" && chown $AID_SYSTEM:$AID_SYSTEM "$WORK/state"
+check "/proc remounted hidepid=2,gid=readproc" mount -o remount,hidepid=2,gid=$AID_READPROC /proc
+check "another uid cannot see root's processes" sh -c "! sp-runas --uid 4242 --gid 4242 -- ls /proc/1/task"
+start_service
 i=0
 until $CTL version >/dev/null 2>&1; do
     i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.1
@@ -60,7 +84,16 @@ if ! $CTL version >>"$WORK/log" 2>&1; then
     echo "$PASS passed, $FAIL failed"; exit 1
 fi
 ok "superpassctl reaches the service over binder"
-check "the service uses the device backend" sh -c "$CTL state | grep -q 'backend: \"device\"'"
+check "the service uses the device backend" sh -c "$CTL state --json | grep -q '\"backend\": \"device\"'"
+uid=$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$SVC_PID/status)
+capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/$SVC_PID/status)
+if [ "$uid" = $AID_SYSTEM ] && [ "$capeff" = 0000000000800000 ]; then
+    ok "the service runs as system with CAP_SYS_NICE only (CapEff $capeff)"
+    echo "nonroot 1" >>"$METRICS"
+else
+    bad "the service runs as system with CAP_SYS_NICE only (uid $uid, CapEff $capeff)"
+    echo "nonroot 0" >>"$METRICS"
+fi
 
 # 3. Through the ioctls to the module and back.
 check "set a tunable" $CTL set max_depth 4
@@ -71,14 +104,23 @@ SLEEPER=$!
 check "register a critical thread" $CTL add-critical $SLEEPER $SLEEPER --role other
 check "the module holds it (GET_STATS)" sh -c "$CTL stats --json | grep -q '\"critical_threads\": 1'"
 check "a thread of another process is refused" sh -c "! $CTL add-critical 1 $SLEEPER"
+check "a kernel thread is refused" sh -c "! $CTL add-critical 2 2 2>$WORK/kthread.err && grep -q 'kernel thread' $WORK/kthread.err"
+check "the service's own threads are refused" sh -c "! $CTL add-critical $SVC_PID $SVC_PID 2>$WORK/self.err && grep -q 'service itself' $WORK/self.err"
 check "remove it" $CTL remove-critical $SLEEPER
 check "the module dropped it" sh -c "$CTL stats --json | grep -q '\"critical_threads\": 0'"
+# Waits up to 5 s for the module to hold $1 critical threads (TCG on a busy host is slow).
+wait_critical() {
+    i=0
+    until $CTL stats --json | grep -q "\"critical_threads\": $1"; do
+        i=$((i + 1)); [ $i -gt 50 ] && return 1; sleep 0.1
+    done
+}
 $CTL add-critical $SLEEPER $SLEEPER --hold >/dev/null 2>&1 &
 HOLDER=$!
-sleep 0.5
+wait_critical 1
 check "held registration reaches the module" sh -c "$CTL stats --json | grep -q '\"critical_threads\": 1'"
 kill -9 $HOLDER; wait $HOLDER 2>/dev/null
-sleep 0.5
+wait_critical 0
 check "the holder's death drops it from the module" sh -c "$CTL stats --json | grep -q '\"critical_threads\": 0'"
 kill $SLEEPER
 check "disable" $CTL disable
@@ -88,10 +130,29 @@ check "dump shows active hooks" sh -c "$CTL dump | grep -q 'Active hooks'"
 check "the dump transaction (dumpsys route) prints the report" sh -c "$CTL dumpsys | grep -q 'backend device'"
 check "tuning through dump arguments" sh -c "$CTL dumpsys set max_depth 3 && [ \"\$($CTL get max_depth)\" = 3 ] && $CTL set max_depth 4"
 
+# 3b. Callers of other uids, and `cmd` through a real shell-command transaction.
+check "a shell-uid client may read" sh -c "[ \"\$(sp-runas --uid $AID_SHELL --gid $AID_SHELL -- $CTL get max_depth)\" = 4 ]"
+check "a shell-uid client may not change state" sh -c \
+    "! sp-runas --uid $AID_SHELL --gid $AID_SHELL -- $CTL set max_depth 3 2>$WORK/shell.err && grep -q 'permission denied' $WORK/shell.err"
+cmd_ok=1
+cmdcheck() { desc=$1; shift; if "$@" >>"$WORK/log" 2>&1; then ok "$desc"; else bad "$desc"; cmd_ok=0; fi; }
+cmdcheck "cmd set (root)" sh -c "[ \"\$(shell-cmd set max_depth 3)\" = 'max_depth = 3' ]"
+cmdcheck "cmd get reads the module" sh -c "[ \"\$(shell-cmd get max_depth)\" = 3 ] && [ \"\$($CTL get max_depth)\" = 3 ]"
+cmdcheck "cmd prints the report" sh -c "shell-cmd | grep -q 'backend device'"
+cmdcheck "cmd errors go to err with a failing result" sh -c \
+    "shell-cmd set max_depth 99 >$WORK/cmd.out 2>$WORK/cmd.err; [ \$? = 255 ] && [ ! -s $WORK/cmd.out ] && grep -q ERROR_OUT_OF_RANGE $WORK/cmd.err"
+cmdcheck "cmd as shell reads" sh -c "[ \"\$(sp-runas --uid $AID_SHELL --gid $AID_SHELL -- shell-cmd get max_depth)\" = 3 ]"
+cmdcheck "cmd as shell cannot change state" sh -c \
+    "! sp-runas --uid $AID_SHELL --gid $AID_SHELL -- shell-cmd set max_depth 4 2>$WORK/cmd.err && grep -q 'permission denied' $WORK/cmd.err"
+cmdcheck "cmd refused to a uid other than root and shell" sh -c \
+    "! sp-runas --uid $AID_SYSTEM --gid $AID_SYSTEM -- shell-cmd get max_depth 2>$WORK/cmd.err && grep -q 'permission denied' $WORK/cmd.err"
+echo "cmd_ok $cmd_ok" >>"$METRICS"
+$CTL set max_depth 4 >/dev/null
+
 # 4. Restart keeps the mode and tunables.
+check "the service saved its state as system" sh -c "grep -q max_depth $WORK/state/state.json"
 kill "$SVC_PID"; wait "$SVC_PID" 2>/dev/null
-superpass-service --state "$WORK/state.json" >>"$WORK/service.log" 2>&1 &
-SVC_PID=$!
+start_service
 i=0
 until $CTL version >/dev/null 2>&1; do i=$((i + 1)); [ $i -gt 50 ] && break; sleep 0.1; done
 check "a restart restores tunables" sh -c "[ \"\$($CTL get max_depth)\" = 4 ]"
@@ -130,7 +191,7 @@ if command -v sp-inversion >/dev/null 2>&1 && [ -c /dev/superpass-test ]; then
     check "the module granted fast tracks on the service's behalf (${grants:-0})" test "${grants:-0}" -gt 0
     check "p99.9 wait cut by >= ${SP_MIN_REDUCTION:-72}% against off (sp-inversion -R)" test $rc -eq 0
 else
-    bad "sp-inversion or /dev/superpass-test missing (load superpass.ko testdev=1)"
+    bad "sp-inversion or /dev/superpass-test missing (load sp_testdev.ko)"
 fi
 
 [ $FAIL -eq 0 ] || { echo "# logs in $WORK"; tail -n 30 "$WORK/service.log"; }

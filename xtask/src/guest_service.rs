@@ -1,6 +1,7 @@
-//! The HAL service's guest payload: superpass-service, superpassctl, rsb_hub and rsb_device
-//! with the shared libraries they link, the rsb_hub policy and the end-to-end script (both in
-//! tests/service/).
+//! The HAL service's guest payload: superpass-service, superpassctl, the test helpers
+//! `shell-cmd` (a real `cmd` transaction) and `sp-runas` (init's user, group and capabilities),
+//! rsb_hub and rsb_device with the shared libraries they link, the rsb_hub policy and the
+//! end-to-end script (both in tests/service/).
 //!
 //! The binaries are the host's own dynamically linked builds (the ones `cargo test` already
 //! made), so the VM needs no second, static build: their libraries are copied into the
@@ -19,11 +20,17 @@ pub const RSBINDER_TOOLS_VERSION: &str = "0.12.0";
 /// Puts the service payload into the initramfs staging tree `stage`.
 pub fn stage(stage: &Path) -> Result<(), String> {
     run(
-        "build superpass-service, superpassctl",
-        cargo().args(["build", "-p", "superpass-service", "--bins"]),
+        "build superpass-service, superpassctl, shell-cmd, sp-runas",
+        cargo().args(["build", "-p", "superpass-service", "--bins", "--examples"]),
     )?;
     let target = target_dir();
-    let ours = ["superpass-service", "superpassctl"].map(|b| target.join("debug").join(b));
+    let debug = target.join("debug");
+    let ours = [
+        debug.join("superpass-service"),
+        debug.join("superpassctl"),
+        debug.join("examples").join("shell-cmd"),
+        debug.join("examples").join("sp-runas"),
+    ];
     let theirs = ensure_rsbinder_tools()?;
     let bin = stage.join("bin");
     let mut libs = BTreeSet::new();

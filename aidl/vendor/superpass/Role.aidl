@@ -1,5 +1,5 @@
 /*
- * SPDX-License-Identifier: GPL-2.0-only
+ * SPDX-License-Identifier: Apache-2.0
  */
 
 package vendor.superpass;

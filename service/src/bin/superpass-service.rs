@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use superpass_service::aidl::BnSuperPass;
 use superpass_service::caller::{self, CallerPolicy};
 use superpass_service::device::kernel::KernelDevice;
 use superpass_service::device::memory::MemoryDevice;
@@ -13,7 +12,9 @@ use superpass_service::device::{Device, Module};
 use superpass_service::discovery;
 use superpass_service::procfs::ProcFs;
 use superpass_service::service::{Options, SuperPass};
-use superpass_service::transport::Transport;
+use superpass_service::shell::ShellFront;
+use superpass_service::status::describe_code;
+use superpass_service::transport::{self, Transport};
 use superpass_service::{logging, DEFAULT_DEVICE, SERVICE_NAME};
 
 /// The SuperPass HAL service.
@@ -85,6 +86,12 @@ struct Args {
     #[arg(long, value_name = "UID", default_value_t = discovery::FIRST_APPLICATION_UID)]
     discover_min_uid: u32,
 
+    /// A file that says whether the display is on (`0`/`off` = off); foreground discovery stops
+    /// scanning while it is off. On Android: the panel's backlight brightness,
+    /// e.g. /sys/class/backlight/panel0-backlight/brightness.
+    #[arg(long, value_name = "PATH")]
+    display_state: Option<PathBuf>,
+
     /// How often foreground discovery looks at the top-app cpuset, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 200)]
     discover_interval_ms: u64,
@@ -122,6 +129,7 @@ fn main() -> ExitCode {
             proc: proc.clone(),
             min_uid: args.discover_min_uid,
             interval: Duration::from_millis(args.discover_interval_ms.max(10)),
+            display_state: args.display_state,
         },
         proc,
         discover_foreground: args.discover_foreground.then_some(true),
@@ -136,23 +144,26 @@ fn main() -> ExitCode {
     let transport = Transport::from_flags(args.rpc, args.binder);
     if let Transport::Rpc(p) = &transport {
         // A socket left by a previous instance would make bind fail.
-        let _ = std::fs::remove_file(p);
+        if let Err(e) = transport::clear_stale_socket(p) {
+            log::error!("--rpc: {e}");
+            return ExitCode::FAILURE;
+        }
     }
-    let binder = BnSuperPass::new_binder(svc);
-    let served =
-        rsbinder::serve(transport.uri()).and_then(|s| s.add(SERVICE_NAME, binder.as_binder()));
+    // The front answers `cmd` and hands every other transaction to the generated stub.
+    let binder = ShellFront::new_binder(svc);
+    let served = rsbinder::serve(transport.uri()).and_then(|s| s.add(SERVICE_NAME, binder));
     let server = match served {
         Ok(s) => s,
         Err(e) => {
-            log::error!("cannot serve on {transport:?}: {e:?}");
+            log::error!("cannot serve on {transport}: {}", describe_code(e));
             return ExitCode::FAILURE;
         }
     };
-    log::info!("serving {SERVICE_NAME} on {transport:?}");
+    log::info!("serving {SERVICE_NAME} on {transport}");
     match server.run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            log::error!("serving stopped: {e:?}");
+            log::error!("serving stopped: {}", describe_code(e));
             ExitCode::FAILURE
         }
     }

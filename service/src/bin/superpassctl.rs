@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use superpass_service::aidl::{CriticalThread, ISuperPass, Role};
 use superpass_service::commands::{self, Command};
 use superpass_service::dump::Report;
-use superpass_service::status::describe;
+use superpass_service::status::{describe, describe_code};
 use superpass_service::transport::{Connection, Transport};
 use superpass_service::{logging, token};
 
@@ -72,7 +72,7 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Print the statistics (getStats).
+    /// Print the statistics: active hooks, counters, blocking percentiles (getStats).
     Stats {
         /// JSON output.
         #[arg(long)]
@@ -85,7 +85,7 @@ enum Cmd {
         /// Tunable name (see `tunables`).
         name: String,
     },
-    /// Set a tunable (setTunable); values take _ separators and ns/us/ms/s suffixes.
+    /// Set a tunable (setTunable); values take _ separators, the *_ns ones ns/us/ms/s suffixes.
     Set {
         /// Tunable name (see `tunables`).
         name: String,
@@ -149,8 +149,12 @@ enum Cmd {
         /// The thread.
         tid: i32,
     },
-    /// Print what the service holds (getState).
-    State,
+    /// Print what the service holds: mode, foreground app, critical threads (getState).
+    State {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the interface version and hash.
     Version,
 }
@@ -209,8 +213,9 @@ fn run(args: Args) -> Result<(), String> {
     let transport = Transport::from_flags(args.rpc, args.binder);
     let conn = Connection::open(&transport, hold).map_err(|e| {
         format!(
-            "cannot reach {} on {transport:?}: {e:?}",
-            superpass_service::SERVICE_NAME
+            "cannot reach {} over {transport}: {}",
+            superpass_service::SERVICE_NAME,
+            describe_code(e)
         )
     })?;
     let svc: &dyn ISuperPass = &*conn.service;
@@ -228,17 +233,16 @@ fn run(args: Args) -> Result<(), String> {
             let fd = std::os::fd::AsFd::as_fd(&std::io::stdout())
                 .try_clone_to_owned()
                 .map_err(|e| e.to_string())?;
-            proxy.dump(fd, &args).map_err(|s| format!("dump: {s:?}"))
+            proxy
+                .dump(fd, &args)
+                .map_err(|s| format!("dump: {}", describe_code(s)))
         }
         Cmd::Stats { json } => {
             let r = Report::collect(svc).map_err(e)?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&r.stats).map_err(|e| e.to_string())?
-                );
+                println!("{}", r.stats_json());
             } else {
-                println!("{:#?}", svc.getStats().map_err(e)?);
+                print!("{}", r.stats_text());
             }
             Ok(())
         }
@@ -253,7 +257,7 @@ fn run(args: Args) -> Result<(), String> {
         }
         Cmd::Get { name } => commands::execute(&Command::Get { name }, svc, &mut out),
         Cmd::Set { name, value } => {
-            let value = commands::parse_value(&value)?;
+            let value = commands::parse_tunable_value(&name, &value)?;
             commands::execute(&Command::Set { name, value }, svc, &mut out)
         }
         Cmd::Enable => commands::execute(&Command::Enable(true), svc, &mut out),
@@ -289,8 +293,13 @@ fn run(args: Args) -> Result<(), String> {
             )
             .map_err(e),
         Cmd::RemoveCritical { tid } => svc.removeCriticalThread(None, tid).map_err(e),
-        Cmd::State => {
-            println!("{:#?}", svc.getState().map_err(e)?);
+        Cmd::State { json } => {
+            let r = Report::collect(svc).map_err(e)?;
+            if json {
+                println!("{}", r.state_json());
+            } else {
+                print!("{}", r.state_text());
+            }
             Ok(())
         }
         Cmd::Version => {
@@ -311,6 +320,10 @@ fn run(args: Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    // Like other CLIs, end quietly when the reader of stdout goes away (`| grep -q`) instead
+    // of panicking on the failed print.
+    // SAFETY: restoring the default action of SIGPIPE, before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     logging::init("superpassctl");
     match run(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,7 +1,10 @@
 # The HAL service end to end on the real module: superpassctl -> binder (binderfs,
 # rsb_hub) -> superpass-service -> ioctl -> superpass.ko, and the inversion scenario
 # with its critical thread registered through the service (tests/service/service-e2e.sh).
+# Android's conditions: /proc hidepid=2,gid=readproc, the service as uid system with only
+# CAP_SYS_NICE, `cmd` through real shell-command transactions; metrics cmd_ok and nonroot.
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
-[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko testdev=1 || exit 1
+[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
+[ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
 secs=$(sed -n 's/.*sp\.secs=\([0-9]*\).*/\1/p' /proc/cmdline)
 SP_SECS=${secs:-10} sh /usr/share/superpass/service-e2e.sh

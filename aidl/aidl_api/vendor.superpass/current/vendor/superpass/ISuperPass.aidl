@@ -100,4 +100,12 @@ interface ISuperPass {
 
     /** Returns what the service holds: mode, foreground app, registrations. */
     ServiceState getState();
+
+    /**
+     * Version 2: setForegroundApp without waiting for the service, for the framework's
+     * top-app change, which runs under ActivityManager's lock: a hung service cannot stall it.
+     *
+     * The service applies the same checks; a refused call is logged, not returned.
+     */
+    oneway void notifyForegroundApp(in @nullable IBinder token, int pid, int uiTid, int renderTid);
 }
