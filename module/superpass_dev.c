@@ -47,6 +47,7 @@ int sp_c_init(u64 *active_mask, u64 *busy_mask)
 	if (r)
 		return r;
 	sp_misc_registered = true;
+	sp_probestat_init();
 	sp_attach_all(active_mask, busy_mask);
 	return 0;
 }
@@ -58,6 +59,7 @@ int sp_c_init(u64 *active_mask, u64 *busy_mask)
 void sp_c_exit(void)
 {
 	sp_detach_normal();
+	sp_probestat_exit();
 	if (sp_misc_registered)
 		misc_deregister(&sp_misc);
 	sp_sched_exit();

@@ -43,6 +43,7 @@
 
 void sp_probe_rtmutex_wait_start(void *d, struct rt_mutex_base *lock)
 {
+	SP_COUNT(rtmutex_wait_start);
 	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	/* wait_lock is held: the owner cannot change under us. */
@@ -54,6 +55,7 @@ void sp_probe_rtmutex_wait_start(void *d, struct rt_mutex_base *lock)
 
 void sp_probe_rtmutex_wait_finish(void *d, struct rt_mutex_base *lock)
 {
+	SP_COUNT(rtmutex_wait_finish);
 	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)lock);
@@ -100,18 +102,21 @@ static void sp_stash_hint(int cmd, u32 __user *uaddr2)
 void sp_probe_do_futex(void *d, u32 __user *uaddr, int cmd,
 		       unsigned int *flags, u32 __user *uaddr2)
 {
+	SP_COUNT(do_futex);
 	sp_stash_hint(cmd, uaddr2);
 }
 #else
 void sp_probe_do_futex(void *d, int cmd, unsigned int *flags,
 		       u32 __user *uaddr2)
 {
+	SP_COUNT(do_futex);
 	sp_stash_hint(cmd, uaddr2);
 }
 #endif
 
 void sp_probe_futex_wait_start(void *d, unsigned int flags, u32 bitset)
 {
+	SP_COUNT(futex_wait_start);
 	struct sp_futex_hint *h = this_cpu_ptr(&sp_futex_hint);
 	s32 owner;
 
@@ -127,6 +132,7 @@ void sp_probe_futex_wait_start(void *d, unsigned int flags, u32 bitset)
 
 void sp_probe_futex_wait_end(void *d, unsigned int flags, u32 bitset)
 {
+	SP_COUNT(futex_wait_end);
 	if (!sp_futex_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_futex_wait_end(sp_now(), current->pid);
@@ -166,6 +172,7 @@ void sp_probe_futex_wake_traverse(void *d, struct plist_head *chain,
 				  int *target_nr, union futex_key key,
 				  u32 bitset)
 {
+	SP_COUNT(futex_wake_traverse);
 	struct sp_futex_wake *w = this_cpu_ptr(&sp_futex_wake);
 	struct futex_q *q;
 	int seen = 0;
@@ -191,6 +198,7 @@ void sp_probe_futex_wake_traverse(void *d, struct plist_head *chain,
 void sp_probe_futex_wake_this(void *d, int ret, int nr_wake, int target_nr,
 			      struct task_struct *p)
 {
+	SP_COUNT(futex_wake_this);
 	struct sp_futex_wake *w = this_cpu_ptr(&sp_futex_wake);
 
 	if (w->waker != current || !p)
@@ -200,6 +208,7 @@ void sp_probe_futex_wake_this(void *d, int ret, int nr_wake, int target_nr,
 
 void sp_probe_futex_wake_up_q_finish(void *d, int nr_wake, int target_nr)
 {
+	SP_COUNT(futex_wake_up_q_finish);
 	struct sp_futex_wake *w = this_cpu_ptr(&sp_futex_wake);
 
 	if (w->waker == current)

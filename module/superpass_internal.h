@@ -11,6 +11,8 @@
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
+#include <linux/jump_label.h>
+#include <linux/percpu.h>
 
 #include "superpass_consts.h"
 
@@ -54,6 +56,39 @@ static inline bool sp_lock_may_matter(const void *lock)
 {
 	return atomic64_read(&sp_lock_lanes) & (1ULL << sp_lock_lane(lock));
 }
+
+/* ---- probe call counting (superpass_probestat.c) ---- */
+#define SP_PROBES(X) \
+	X(mutex_wait_start) X(mutex_wait_finish) X(mutex_unlock_slowpath) \
+	X(mutex_starttime) X(rwsem_read_wait_start) X(rwsem_write_wait_start) \
+	X(rwsem_wait_finish) X(reader_owned) X(reader_cleared) X(writer_owned) \
+	X(writer_cleared) X(rtmutex_wait_start) X(rtmutex_wait_finish) \
+	X(do_futex) X(futex_wait_start) X(futex_wait_end) X(futex_wake_traverse) \
+	X(futex_wake_this) X(futex_wake_up_q_finish) X(free_task) X(enqueue) \
+	X(dequeue) X(replace_next) X(preempt) X(select) X(tick)
+
+enum sp_probe_id {
+#define SP_PROBE_ID(name) SPP_##name,
+	SP_PROBES(SP_PROBE_ID)
+#undef SP_PROBE_ID
+	SPP_NR
+};
+
+DECLARE_STATIC_KEY_FALSE(sp_counting);
+DECLARE_PER_CPU(u64, sp_probe_calls[SPP_NR]);
+
+static __always_inline int sp_count(int id)
+{
+	if (static_branch_unlikely(&sp_counting))
+		this_cpu_inc(sp_probe_calls[id]);
+	return 0;
+}
+
+/* A probe's first line: a declaration, so it may precede the probe's own. */
+#define SP_COUNT(name) int sp_counted_ __maybe_unused = sp_count(SPP_##name)
+
+void sp_probestat_init(void);
+void sp_probestat_exit(void);
 
 /* ---- the lock-free rwsem reader record (superpass_readers.c) ---- */
 void sp_reader_enter(struct rw_semaphore *sem, pid_t tid);

@@ -57,6 +57,7 @@ s32 sp_owner_tid(unsigned long word, unsigned long flags_mask)
 
 void sp_probe_mutex_wait_start(void *d, struct mutex *lock)
 {
+	SP_COUNT(mutex_wait_start);
 	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)lock,
@@ -67,6 +68,7 @@ void sp_probe_mutex_wait_start(void *d, struct mutex *lock)
 
 void sp_probe_mutex_wait_finish(void *d, struct mutex *lock)
 {
+	SP_COUNT(mutex_wait_finish);
 	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)lock);
@@ -74,6 +76,7 @@ void sp_probe_mutex_wait_finish(void *d, struct mutex *lock)
 
 void sp_probe_mutex_unlock_slowpath(void *d, struct mutex *lock)
 {
+	SP_COUNT(mutex_unlock_slowpath);
 	struct sp_mutex_waiter *w;
 	struct task_struct *t;
 	u64 now;
@@ -97,6 +100,7 @@ void sp_probe_mutex_unlock_slowpath(void *d, struct mutex *lock)
 void sp_probe_mutex_starttime(void *d, struct mutex *lock,
 				     unsigned long settime)
 {
+	SP_COUNT(mutex_starttime);
 	if (!sp_ownership_matters())
 		return;
 	sp_hook_owner(sp_now(), (u64)(unsigned long)lock, current->pid,
@@ -139,16 +143,19 @@ static void sp_rwsem_wait_start(struct rw_semaphore *sem, u32 kind)
 
 void sp_probe_rwsem_read_wait_start(void *d, struct rw_semaphore *sem)
 {
+	SP_COUNT(rwsem_read_wait_start);
 	sp_rwsem_wait_start(sem, SP_KIND_RWSEM_READ);
 }
 
 void sp_probe_rwsem_write_wait_start(void *d, struct rw_semaphore *sem)
 {
+	SP_COUNT(rwsem_write_wait_start);
 	sp_rwsem_wait_start(sem, SP_KIND_RWSEM_WRITE);
 }
 
 void sp_probe_rwsem_wait_finish(void *d, struct rw_semaphore *sem)
 {
+	SP_COUNT(rwsem_wait_finish);
 	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)sem);
@@ -157,6 +164,7 @@ void sp_probe_rwsem_wait_finish(void *d, struct rw_semaphore *sem)
 void sp_probe_reader_owned(void *d, struct rw_semaphore *sem,
 				  struct list_head *wlist)
 {
+	SP_COUNT(reader_owned);
 	struct sp_rwsem_waiter *w;
 	u64 now;
 
@@ -188,6 +196,7 @@ void sp_probe_reader_owned(void *d, struct rw_semaphore *sem,
 
 void sp_probe_reader_cleared(void *d, struct rw_semaphore *sem)
 {
+	SP_COUNT(reader_cleared);
 	if (!sp_owners_matter())
 		return;
 	sp_reader_leave(sem, current->pid);
@@ -202,6 +211,7 @@ void sp_probe_reader_cleared(void *d, struct rw_semaphore *sem)
  */
 void sp_probe_writer_owned(void *d, struct rw_semaphore *sem)
 {
+	SP_COUNT(writer_owned);
 	if (!sp_waits_matter() || !sp_lock_may_matter(sem))
 		return;
 	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, true);
@@ -209,6 +219,7 @@ void sp_probe_writer_owned(void *d, struct rw_semaphore *sem)
 
 void sp_probe_writer_cleared(void *d, struct rw_semaphore *sem)
 {
+	SP_COUNT(writer_cleared);
 	if (!sp_waits_matter() || !sp_lock_may_matter(sem))
 		return;
 	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, false);

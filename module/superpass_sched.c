@@ -254,6 +254,7 @@ static inline bool sp_is_fair(struct task_struct *p)
 void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p,
 			     int flags)
 {
+	SP_COUNT(enqueue);
 	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
 	if (!sp_boosting() || !sp_may_be_boosted(p->pid) || !sp_is_fair(p))
 		return;
@@ -264,6 +265,7 @@ void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p,
 void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
 			     int flags)
 {
+	SP_COUNT(dequeue);
 	if (!sp_boosting() || !sp_may_be_boosted(p->pid))
 		return;
 	sp_hook_dequeue(sp_now(), cpu_of(rq), p->pid);
@@ -307,6 +309,7 @@ void sp_probe_replace_next(void *d, struct rq *rq, struct task_struct **p,
 			   struct sched_entity **se, bool *repick, bool simple,
 			   struct task_struct *prev)
 {
+	SP_COUNT(replace_next);
 	struct task_struct *t;
 
 	if (simple)
@@ -324,6 +327,7 @@ void sp_probe_preempt(void *d, struct rq *rq, struct task_struct *p,
 		      struct sched_entity *se, struct sched_entity *pse,
 		      int next_buddy_marked)
 {
+	SP_COUNT(preempt);
 	sp_preempt(rq, p, preempt);
 }
 #else
@@ -331,6 +335,7 @@ void sp_probe_replace_next(void *d, struct rq *rq,
 				  struct task_struct **p,
 				  struct task_struct *prev)
 {
+	SP_COUNT(replace_next);
 	struct task_struct *t = sp_replace_next(rq, *p);
 
 	if (t)
@@ -341,6 +346,7 @@ void sp_probe_preempt(void *d, struct rq *rq, struct task_struct *p,
 			     bool *preempt, bool *nopreempt, int wake_flags,
 			     struct sched_entity *se, struct sched_entity *pse)
 {
+	SP_COUNT(preempt);
 	sp_preempt(rq, p, preempt);
 }
 #endif
@@ -354,6 +360,7 @@ static bool sp_rq_idle(struct rq *rq)
 void sp_probe_select(void *d, struct task_struct *p, int prev_cpu,
 			    int sd_flag, int wake_flags, int *new_cpu)
 {
+	SP_COUNT(select);
 	u64 idle = 0, allowed = 0;
 	s32 cpu;
 	int c;
@@ -378,6 +385,7 @@ void sp_probe_select(void *d, struct task_struct *p, int prev_cpu,
 
 void sp_probe_tick(void *d, struct rq *rq)
 {
+	SP_COUNT(tick);
 	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
 	if (!sp_boosting())
 		return;
@@ -387,6 +395,7 @@ void sp_probe_tick(void *d, struct rq *rq)
 
 void sp_probe_free_task(void *d, struct task_struct *p)
 {
+	SP_COUNT(free_task);
 	if (!atomic_read(&sp_nr_boosted) && !atomic_read(&sp_nr_critical))
 		return;
 	sp_hook_task_free(sp_now(), p->pid, p);

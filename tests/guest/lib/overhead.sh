@@ -14,6 +14,9 @@
 # loaded. Goals: <= 1.02 for the mutex, page-fault and read-lock loops, <= 1.05
 # for the ping-pong (two context switches per iteration); reported in
 # goals_missed (informational: the suite passes if everything ran).
+# Itemization: <name>_probe_calls (calls per iteration of each probe, counted
+# by the module in one more enabled run), <name>_calls_per_iter, and
+# <name>_insns_per_call = (enabled - not loaded) / calls per iteration.
 runs=5
 benches="mutex:20000 pingpong:5000 pagefault:5000 readlock:200000 futexwake:50000 futexpp:5000 futexpp-hint:5000"
 mixed_benches="mutex:60000 pingpong:15000 pagefault:15000 readlock:600000 futexpp:15000"
@@ -58,6 +61,20 @@ for i in $(seq $runs); do
 	run_all off
 	run_mixed off
 done
+# Itemization: each loop once more, enabled, with the module counting its probe calls
+# (superpass_probestat.c); not timed.
+calls=/sys/kernel/debug/superpass/probe_calls
+if [ -w "$calls" ]; then
+	sp-ctl enable 1
+	for b in $benches; do
+		echo 1 > "$calls"
+		sp-overhead "${b%%:*}" "${b##*:}" > /dev/null || exit 1
+		echo 0 > "$calls"
+		awk -v n="${b##*:}" '$1 != "counting" && $2 / n >= 0.005 { printf "%s %.2f\n", $1, $2 / n }' "$calls" \
+			> "/tmp/ov.calls.${b%%:*}"
+	done
+	sp-ctl enable 0
+fi
 kill $crit
 missed=""
 for b in $benches mixed:0; do
@@ -85,6 +102,19 @@ ${key}_ns_disabled $fm
 ${key}_ratio $r
 ${key}_ratio_vs_disabled $(ratio $om $fm)
 M
+	# Calls per iteration of each probe, and what one call costs on average: the
+	# instructions the module adds per iteration over all its probe calls.
+	if [ -s "/tmp/ov.calls.$n" ]; then
+		per=$(awk '{ printf "%s%s:%s", sep, $1, $2; sep = " " }' "/tmp/ov.calls.$n")
+		tot=$(awk '{ t += $2 } END { printf "%.2f", t }' "/tmp/ov.calls.$n")
+		cost=$(awk -v a="$om" -v b="$bm" -v c="$tot" 'BEGIN { printf "%.1f", (a - b) / c }')
+		echo "  probe calls per iteration: $per (total $tot; $cost instructions per call)"
+		cat >> "$SPTEST_METRICS" <<M
+${key}_probe_calls $per
+${key}_calls_per_iter $tot
+${key}_insns_per_call $cost
+M
+	fi
 	case $n in
 	mutex|pagefault|readlock) goal=1.02 ;;
 	pingpong) goal=1.05 ;;
