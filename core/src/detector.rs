@@ -139,8 +139,8 @@ impl Blockers {
 /// holds every live wait, each waiter at most once, and `hi` is 0 or one past the last one;
 /// `waiters` of a slot counts the live waits on it; `wait_slot[j]` is the slot of live wait
 /// `j`'s lock, `None` if the lock is not tracked; `untracked` counts the live waits on a non-zero
-/// lock that is not tracked; `waiting` holds one membership per live wait; `nsets` is
-/// `nslots / LOCK_WAYS`.
+/// lock that is not tracked; `waiting` holds one membership per live wait of depth > 0; `nsets`
+/// is `nslots / LOCK_WAYS`.
 #[derive(Clone, Debug)]
 pub struct Detector {
     locks: [LockSlot; MAX_LOCK_SLOTS],
@@ -157,8 +157,9 @@ pub struct Detector {
     /// Live waits whose lock found no slot (its set was full of waited-on locks): a slot made
     /// for that lock later adopts them, so its waiter count stays exact.
     untracked: u16,
-    /// The waiters of live waits, so that a wait whose task stopped mattering (unregistered,
-    /// or its boost ended while it waited) can still be ended cheaply when it finishes.
+    /// The waiters of live chain waits (depth > 0), so that a wait whose task stopped mattering
+    /// (its boost ended while it waited) can still be ended cheaply when it finishes. A critical
+    /// waiter's own wait needs no entry: unregistering it ends the wait.
     waiting: TidFilter,
     /// `max_readers`: how many of a lock's recorded readers are tracked.
     max_readers: u8,
@@ -503,7 +504,9 @@ impl Detector {
         // Before the wait is stored, so that a new slot adopts only earlier waits.
         let found = self.find_or_insert(now, w.lock, st);
         self.waits[slot] = Some(w);
-        self.waiting.insert(w.waiter);
+        if w.depth > 0 {
+            self.waiting.insert(w.waiter);
+        }
         self.hi = self.hi.max(slot + 1);
         self.wait_slot[slot] = found.map(|i| i as u8);
         let Some(i) = found else {
@@ -583,7 +586,9 @@ impl Detector {
             None => self.insert(now, w.lock, st),
         };
         self.waits[j] = Some(w);
-        self.waiting.insert(w.waiter);
+        if w.depth > 0 {
+            self.waiting.insert(w.waiter);
+        }
         self.hi = self.hi.max(j + 1);
         self.wait_slot[j] = found.map(|i| i as u8);
         match found {
@@ -609,7 +614,9 @@ impl Detector {
         self.waiting.lanes()
     }
 
-    /// False if `waiter` certainly has no live wait; a few instructions.
+    /// False if `waiter` certainly has no live chain wait (depth > 0); a few instructions. A
+    /// critical thread's own wait is ended when it is unregistered, so only a chain wait can
+    /// outlive the reason it was tracked.
     #[inline(always)]
     pub fn may_wait(&self, waiter: Tid) -> bool {
         self.waiting.may_contain(waiter)
@@ -628,7 +635,9 @@ impl Detector {
     #[inline(always)]
     fn end_wait(&mut self, j: usize) -> Option<Wait> {
         let w = self.waits[j].take()?;
-        self.waiting.remove(w.waiter);
+        if w.depth > 0 {
+            self.waiting.remove(w.waiter);
+        }
         // `hi` is one past the last live wait: only ending that one can leave free slots at the
         // end of the range.
         if j + 1 == self.hi {
@@ -731,8 +740,11 @@ impl Detector {
         if untracked != self.untracked as usize {
             return Err("untracked wait count out of sync");
         }
-        if self.waits().any(|w| !self.waiting.may_contain(w.waiter)) {
-            return Err("live waiter missing from the waiting filter");
+        if self
+            .waits()
+            .any(|w| w.depth > 0 && !self.waiting.may_contain(w.waiter))
+        {
+            return Err("live chain waiter missing from the waiting filter");
         }
         Ok(())
     }

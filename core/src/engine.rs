@@ -500,8 +500,8 @@ impl<O: Observer> Engine<O> {
             return;
         }
         if !self.interesting(waiter) {
-            // Unregistered, or its boost ended, while it waited: its record would otherwise pin
-            // a wait slot and its lock's slot until the task exits.
+            // Its boost ended while it waited: the record would otherwise pin a wait slot and
+            // its lock's slot until the task exits (unregistering ends a critical wait).
             if self.detector.may_wait(waiter) {
                 self.end_forgotten_wait(waiter);
             }
