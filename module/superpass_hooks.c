@@ -43,11 +43,7 @@
 #include "superpass_internal.h"
 
 static DEFINE_RAW_SPINLOCK(sp_lock);
-atomic_t sp_enabled = ATOMIC_INIT(0);
-atomic_t sp_nr_boosted = ATOMIC_INIT(0);
-atomic_t sp_nr_critical = ATOMIC_INIT(0);
-atomic_t sp_nr_waits = ATOMIC_INIT(0);
-atomic_t sp_nr_futex_waits = ATOMIC_INIT(0);
+atomic_t sp_gates = ATOMIC_INIT(0);
 atomic64_t sp_interest_lanes = ATOMIC64_INIT(0);
 atomic64_t sp_boosted_lanes = ATOMIC64_INIT(0);
 atomic64_t sp_lock_lanes = ATOMIC64_INIT(0);
@@ -68,18 +64,27 @@ void sp_engine_unlock(unsigned long flags)
 void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
 		u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, bool enabled)
 {
+	u32 gates = 0;
+
+	if (enabled && (nr_critical || nr_boosted))
+		gates |= SP_GATE_WAITS;
+	if (enabled && nr_critical)
+		gates |= SP_GATE_OWNERS;
+	if (enabled && (nr_boosted || nr_waits))
+		gates |= SP_GATE_OWNERSHIP;
+	if (enabled && nr_futex_waits)
+		gates |= SP_GATE_FUTEX_WAITS;
+	if (nr_boosted)
+		gates |= SP_GATE_BOOSTING;
+	if (nr_critical || nr_boosted)
+		gates |= SP_GATE_TASKS;
 	/* The reader record is kept only while readers are recorded (sp_owners_matter()). */
-	if (atomic_read(&sp_enabled) && atomic_read(&sp_nr_critical) &&
-	    !(enabled && nr_critical))
+	if (sp_owners_matter() && !(gates & SP_GATE_OWNERS))
 		sp_readers_clear();
 	atomic64_set(&sp_interest_lanes, interest_lanes);
 	atomic64_set(&sp_boosted_lanes, boosted_lanes);
 	atomic64_set(&sp_lock_lanes, lock_lanes);
-	atomic_set(&sp_nr_boosted, nr_boosted);
-	atomic_set(&sp_nr_critical, nr_critical);
-	atomic_set(&sp_nr_waits, nr_waits);
-	atomic_set(&sp_nr_futex_waits, nr_futex_waits);
-	atomic_set(&sp_enabled, enabled);
+	atomic_set(&sp_gates, gates);
 }
 
 u64 sp_now(void)

@@ -20,17 +20,23 @@ struct rq;
 struct sched_entity;
 
 /*
- * Mirrors of the engine, published under the engine lock after every engine
- * call (superpass_hooks.c): probes read them lock-free to return at once
- * when they cannot change anything.
+ * The gates: one word of flags computed from the engine's state and
+ * published under the engine lock after every engine call
+ * (superpass_hooks.c), so that a probe decides with one load whether its
+ * event can change anything.
  */
-extern atomic_t sp_enabled;
-extern atomic_t sp_nr_boosted;
-extern atomic_t sp_nr_critical;
-/* Waits the engine tracks (critical threads and chain links waiting now). */
-extern atomic_t sp_nr_waits;
-/* Of those, owner-hinted futex waits. */
-extern atomic_t sp_nr_futex_waits;
+#define SP_GATE_WAITS		BIT(0)	/* on, and something critical or boosted */
+#define SP_GATE_OWNERS		BIT(1)	/* on, and something critical */
+#define SP_GATE_OWNERSHIP	BIT(2)	/* on, and something boosted or a tracked wait */
+#define SP_GATE_FUTEX_WAITS	BIT(3)	/* on, and a tracked owner-hinted futex wait */
+#define SP_GATE_BOOSTING	BIT(4)	/* something boosted */
+#define SP_GATE_TASKS		BIT(5)	/* something critical or boosted (on or not) */
+extern atomic_t sp_gates;
+
+static inline bool sp_gate(u32 g)
+{
+	return atomic_read(&sp_gates) & g;
+}
 /*
  * Engine::lanes(): bit (tid % 64) clear proves the task is not critical,
  * not boosted and has no tracked wait (interest), or is not boosted
@@ -115,14 +121,13 @@ static inline bool sp_may_be_boosted(pid_t tid)
 
 static inline bool sp_waits_matter(void)
 {
-	return atomic_read(&sp_enabled) &&
-	       (atomic_read(&sp_nr_critical) || atomic_read(&sp_nr_boosted));
+	return sp_gate(SP_GATE_WAITS);
 }
 
 /* Reader acquisitions: the detector must learn readers before a critical writer waits. */
 static inline bool sp_owners_matter(void)
 {
-	return atomic_read(&sp_enabled) && atomic_read(&sp_nr_critical);
+	return sp_gate(SP_GATE_OWNERS);
 }
 
 /*
@@ -135,19 +140,18 @@ static inline bool sp_owners_matter(void)
  */
 static inline bool sp_ownership_matters(void)
 {
-	return (atomic_read(&sp_nr_boosted) || atomic_read(&sp_nr_waits)) &&
-	       atomic_read(&sp_enabled);
+	return sp_gate(SP_GATE_OWNERSHIP);
 }
 
 /* Futex wait ends and wakes: only while a tracked thread is in a hinted futex wait. */
 static inline bool sp_futex_waits_matter(void)
 {
-	return atomic_read(&sp_nr_futex_waits) && atomic_read(&sp_enabled);
+	return sp_gate(SP_GATE_FUTEX_WAITS);
 }
 
 static inline bool sp_boosting(void)
 {
-	return atomic_read(&sp_nr_boosted) != 0;
+	return sp_gate(SP_GATE_BOOSTING);
 }
 
 /* ---- lock probes (superpass_lock.c), normal hooks ---- */

@@ -396,7 +396,7 @@ void sp_probe_tick(void *d, struct rq *rq)
 void sp_probe_free_task(void *d, struct task_struct *p)
 {
 	SP_COUNT(free_task);
-	if (!atomic_read(&sp_nr_boosted) && !atomic_read(&sp_nr_critical))
+	if (!sp_gate(SP_GATE_TASKS))
 		return;
 	sp_hook_task_free(sp_now(), p->pid, p);
 }
