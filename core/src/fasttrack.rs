@@ -20,6 +20,7 @@ use super::{Cpu, LockId, Nanos, Tid, MAX_CPUS};
 mod arbiter;
 mod check;
 mod grants;
+mod misfit;
 
 // Each table's live slots are one `u64` mask.
 const _: () = assert!(MAX_GRANTS <= 64);

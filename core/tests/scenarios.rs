@@ -222,7 +222,11 @@ fn lock_seen_replaces_a_stale_record_of_holders() {
     e.reader_acquired(0, L1, 200);
     e.lock_seen(MS, L1, 0, &[300, 301, 300]);
     let b = e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
-    assert_eq!(b.as_slice(), &[300, 301], "the platform's readers, once each");
+    assert_eq!(
+        b.as_slice(),
+        &[300, 301],
+        "the platform's readers, once each"
+    );
     assert!(!e.is_boosted(200));
     // While the wait is tracked, the engine's record is live: a late view changes nothing.
     e.lock_seen(2 * MS, L1, 0, &[400]);
@@ -242,7 +246,10 @@ fn lock_seen_names_the_writer_over_a_stale_one() {
     assert!(e.detector().holds(L1, 200), "the table follows the lock");
     e.lock_seen(MS, L1, 0, &[]);
     let b = e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
-    assert!(b.as_slice().is_empty(), "the holders left unseen: no blocker");
+    assert!(
+        b.as_slice().is_empty(),
+        "the holders left unseen: no blocker"
+    );
     ok(&e);
 }
 

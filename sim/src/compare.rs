@@ -5,14 +5,16 @@
 //! paired bootstrap (or a t interval of paired differences for percentages). Tail percentiles
 //! come from the waits pooled over all seeds (`crate::pooled`).
 
+use crate::explain::Tail;
 use crate::metrics::{RunResult, Summary, Waiters};
 use crate::pooled;
+use crate::sim::RunOpts;
 use crate::stats::{mean_ci, ratio_change};
-use crate::{run, Policy, Scenario};
+use crate::{run_with, Policy, Scenario};
+use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// How a metric is aggregated over seeds.
 #[derive(Clone, Copy)]
@@ -154,8 +156,19 @@ pub struct Comparison {
     pub runs: Vec<Vec<RunResult>>,
 }
 
-/// Runs every policy with seeds `1..=seeds` on up to `jobs` threads; with `progress`, reports
-/// finished runs on stderr. The result does not depend on `jobs`.
+/// How a comparison is run; none of it changes the results.
+#[derive(Clone, Copy, Debug)]
+pub struct CompareOpts {
+    /// Worker threads (at least one).
+    pub jobs: usize,
+    /// Show finished runs and the time left on stderr.
+    pub progress: bool,
+    /// Itemize every critical wait (`crate::explain`), for [`Comparison::explain`].
+    pub explain: bool,
+}
+
+/// Runs every policy with seeds `1..=seeds` on up to `jobs` threads. The result does not
+/// depend on `jobs`.
 pub fn compare(
     sc: &Scenario,
     policies: &[Policy],
@@ -163,54 +176,62 @@ pub fn compare(
     seeds: u64,
     jobs: usize,
 ) -> Comparison {
-    compare_with(sc, policies, seconds, seeds, jobs, false)
+    let o = CompareOpts {
+        jobs,
+        progress: false,
+        explain: false,
+    };
+    compare_with(sc, policies, seconds, seeds, &o)
 }
 
-/// [`compare`], optionally showing progress on stderr.
+/// [`compare`] with every option.
+///
+/// The (policy, seed) runs are spread over a rayon pool of `o.jobs` threads; rayon's indexed
+/// collect keeps them in (policy, seed) order whichever thread ran each, so the output does
+/// not depend on the number of workers.
 pub fn compare_with(
     sc: &Scenario,
     policies: &[Policy],
     seconds: f64,
     seeds: u64,
-    jobs: usize,
-    progress: bool,
+    o: &CompareOpts,
 ) -> Comparison {
     let work: Vec<(usize, u64)> = (0..policies.len())
         .flat_map(|p| (1..=seeds).map(move |s| (p, s)))
         .collect();
-    let next = AtomicUsize::new(0);
+    let ro = RunOpts {
+        explain: o.explain,
+        ..RunOpts::default()
+    };
     let finished = AtomicUsize::new(0);
-    let done: Mutex<Vec<(usize, u64, RunResult)>> = Mutex::new(Vec::with_capacity(work.len()));
     let t0 = std::time::Instant::now();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1).min(work.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(p, s)) = work.get(i) else { break };
-                let r = run(sc, policies[p], s, seconds);
-                done.lock()
-                    .expect("no panics while holding")
-                    .push((p, s, r));
-                let f = finished.fetch_add(1, Ordering::Relaxed) + 1;
-                if progress {
-                    let el = t0.elapsed().as_secs_f64();
-                    let eta = el / f as f64 * (work.len() - f) as f64;
-                    eprint!(
-                        "\r{}: {f}/{} runs, {el:.0} s, ~{eta:.0} s left   ",
-                        sc.name,
-                        work.len()
-                    );
-                }
-            });
+    let one = |&(p, s): &(usize, u64)| {
+        let r = run_with(sc, policies[p], s, seconds, &ro).0;
+        let f = finished.fetch_add(1, Ordering::Relaxed) + 1;
+        if o.progress {
+            let el = t0.elapsed().as_secs_f64();
+            let eta = el / f as f64 * (work.len() - f) as f64;
+            eprint!(
+                "\r{}: {f}/{} runs, {el:.0} s, ~{eta:.0} s left   ",
+                sc.name,
+                work.len()
+            );
         }
-    });
-    if progress {
+        r
+    };
+    let done: Vec<RunResult> = match rayon::ThreadPoolBuilder::new()
+        .num_threads(o.jobs.max(1))
+        .build()
+    {
+        Ok(pool) => pool.install(|| work.par_iter().map(one).collect()),
+        // No threads to be had: run here, one after another.
+        Err(_) => work.iter().map(one).collect(),
+    };
+    if o.progress {
         eprintln!();
     }
-    let mut done = done.into_inner().expect("threads joined");
-    done.sort_by_key(|(p, s, _)| (*p, *s));
     let mut runs: Vec<Vec<RunResult>> = vec![Vec::new(); policies.len()];
-    for (p, _, r) in done {
+    for (&(p, _), r) in work.iter().zip(done) {
         runs[p].push(r);
     }
     Comparison {
@@ -248,8 +269,8 @@ impl Comparison {
             .collect()
     }
 
-    /// Per policy, per seed: `who`'s wait durations in ns.
-    fn durations(&self, who: Waiters) -> Vec<Vec<Vec<u64>>> {
+    /// Per policy, per seed: `who`'s wait durations in ns, sorted.
+    pub fn durations(&self, who: Waiters) -> Vec<Vec<Vec<u64>>> {
         self.runs
             .iter()
             .map(|rs| rs.iter().map(|r| r.sorted_durations_of(who)).collect())
@@ -404,16 +425,46 @@ impl Comparison {
     pub fn pooled_durations(&self) -> Vec<(String, Vec<u64>)> {
         self.policies
             .iter()
-            .zip(&self.runs)
-            .map(|(p, rs)| {
-                let mut v: Vec<u64> = rs
-                    .iter()
-                    .flat_map(|r| r.blocking.iter().map(|b| b.dur()))
-                    .collect();
+            .zip(self.durations(Waiters::Critical))
+            .map(|(p, per_seed)| {
+                let mut v = per_seed.concat();
                 v.sort_unstable();
                 (p.0.to_string(), v)
             })
             .collect()
+    }
+
+    /// The worst `fracs` (e.g. 1% and 0.1%) of each policy's critical waits, pooled over its
+    /// seeds and itemized (`crate::explain`), with the policy's counters summed over seeds;
+    /// the runs must have been made with `CompareOpts::explain`.
+    pub fn explain(&self, fracs: &[f64]) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "scenario `{}`: {} simulated s × {} seeds; the worst waits pooled over all seeds, \
+             their time by blocker state and by finer kind (docs/metrics.md, \"Itemizing the tail\")\n",
+            self.scenario, self.seconds, self.seeds
+        );
+        for (p, rs) in self.policies.iter().zip(&self.runs) {
+            for &f in fracs {
+                s.push_str(&Tail::of(rs, f).render(p.0, 1.0));
+            }
+            let mut counters: Vec<(String, u64)> = Vec::new();
+            for r in rs {
+                for (k, v) in &r.policy_stats.counters {
+                    match counters.iter_mut().find(|(n, _)| n == k) {
+                        Some((_, t)) => *t += v,
+                        None => counters.push((k.clone(), *v)),
+                    }
+                }
+            }
+            if !counters.is_empty() {
+                let c: Vec<String> = counters.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let _ = writeln!(s, "  counters (all seeds): {}", c.join(" "));
+            }
+            let _ = writeln!(s);
+        }
+        s
     }
 }
 

@@ -120,7 +120,8 @@ impl Slots {
 /// sit in one slot per CPU and a re-arm overwrites the slot instead of pushing. `pop` takes
 /// the earlier of the heap's top and the earliest slot; keys are unique (`seq`), so the
 /// order is the same `(time, seq)` order as with every completion in the heap. (Ticks,
-/// also one per CPU, measured slower in slots than in the heap, so they stay there.)
+/// also one per CPU, measured slower in slots than in the heap, so they stay there; a FIFO
+/// of ticks, which arrive in key order, saved 1% of instructions and no measurable time.)
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<Entry>>,
@@ -140,6 +141,7 @@ impl EventQueue {
     }
 
     /// Schedules `ev` at time `t` (ns).
+    #[inline(always)]
     pub fn push(&mut self, t: u64, ev: Ev) {
         self.seq += 1;
         let key = (t as u128) << 64 | self.seq as u128;
@@ -169,5 +171,46 @@ impl EventQueue {
     /// Whether no events are pending.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pops everything, as (time, event).
+    fn drain(q: &mut EventQueue) -> Vec<(u64, Ev)> {
+        std::iter::from_fn(|| q.pop()).collect()
+    }
+
+    #[test]
+    fn pops_in_time_then_push_order_whatever_structure_holds_the_event() {
+        let mut q = EventQueue::default();
+        // Heap events out of time order, completions in slots (one superseded), and
+        // same-time events of every kind.
+        q.push(10, Ev::Tick(0));
+        q.push(20, Ev::Tick(1));
+        q.push(5, Ev::Tick(2));
+        q.push(20, Ev::Timer(7, 0));
+        q.push(20, Ev::Done(3, 1));
+        q.push(15, Ev::Done(4, 1));
+        q.push(15, Ev::Done(4, 2)); // supersedes the previous completion of CPU 4
+        q.push(20, Ev::Tick(0));
+        q.push(1, Ev::Vsync);
+        assert_eq!(q.len(), 8);
+        assert_eq!(
+            drain(&mut q),
+            vec![
+                (1, Ev::Vsync),
+                (5, Ev::Tick(2)),
+                (10, Ev::Tick(0)),
+                (15, Ev::Done(4, 2)),
+                (20, Ev::Tick(1)),
+                (20, Ev::Timer(7, 0)),
+                (20, Ev::Done(3, 1)),
+                (20, Ev::Tick(0)),
+            ]
+        );
+        assert!(q.is_empty());
     }
 }

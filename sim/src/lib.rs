@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod engine;
+pub mod explain;
 pub mod locks;
 pub mod metrics;
 pub mod platform;
@@ -17,6 +18,7 @@ pub mod rng;
 pub mod sched;
 pub mod sim;
 pub mod stats;
+pub mod svg;
 pub mod trace;
 pub mod workload;
 

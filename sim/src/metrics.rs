@@ -2,12 +2,13 @@
 //! blocking count, where the blocker was during each blocking, janky frames, the policy's
 //! CPU overhead and the CPU share background threads kept. Definitions: `docs/metrics.md`.
 
+use crate::explain::{Parts, Seg};
 use crate::policy::PolicyStats;
 use crate::sched::Tid;
 use serde::Serialize;
 
 /// Where the blocker was during part of a blocking interval.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Cat {
     /// The root blocker slept (I/O, timer, binder, a lock without a known owner).
     Asleep = 0,
@@ -69,6 +70,10 @@ pub struct Active {
     pub cat: Cat,
     /// ns per category.
     pub acc: [u64; 5],
+    /// The finer kind of part since `last` (with `RunOpts::explain`).
+    pub seg: Seg,
+    /// ns per finer kind of part (with `RunOpts::explain`; empty otherwise).
+    pub parts: Parts,
 }
 
 /// Per-lock counters over the measured window (for explaining blocking counts).
@@ -130,6 +135,10 @@ pub struct RunResult {
     /// Policy counters.
     #[serde(skip)]
     pub policy_stats: PolicyStats,
+    /// Per blocking interval (same order as `blocking`), its time itemized (only with
+    /// `RunOpts::explain`; empty otherwise).
+    #[serde(skip)]
+    pub explained: Vec<Parts>,
 }
 
 /// The per-run numbers the compare table is built from.

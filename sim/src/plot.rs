@@ -1,11 +1,8 @@
 //! A hand-written SVG of the blocking-duration CDF, one line per policy (log-scaled x).
 //! The tail (p99 and beyond) is drawn by `crate::plot_tail`.
 
+use crate::svg;
 use std::fmt::Write;
-
-pub(crate) const COLORS: [&str; 8] = [
-    "#444444", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b", "#e377c2",
-];
 
 /// Draws CDFs of the given sorted durations (ns), one series per `(name, values)`.
 pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
@@ -24,32 +21,13 @@ pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
     let lmax = (max as f64).log10().ceil().max(lmin + 1.0);
     let x = |ns: u64| ml + pw * (((ns.max(min)) as f64).log10() - lmin) / (lmax - lmin);
     let y = |p: f64| mt + ph * (1.0 - p);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" font-size="14">{}</text>"#,
-        ml,
-        esc(title)
-    );
+    let mut s = svg::open(w, h, ml, title);
     // Axes and grid.
     let mut e = lmin as i32;
     while e as f64 <= lmax {
         let ns = 10f64.powi(e) as u64;
         let gx = x(ns);
-        let label = match e {
-            3 => "1 µs".to_string(),
-            4 => "10 µs".to_string(),
-            5 => "100 µs".to_string(),
-            6 => "1 ms".to_string(),
-            7 => "10 ms".to_string(),
-            8 => "100 ms".to_string(),
-            _ => format!("1e{e} ns"),
-        };
+        let label = svg::decade(e);
         let _ = writeln!(
             s,
             r##"<line x1="{gx:.1}" y1="{mt}" x2="{gx:.1}" y2="{:.1}" stroke="#ddd"/><text x="{gx:.1}" y="{:.1}" text-anchor="middle">{label}</text>"##,
@@ -81,7 +59,6 @@ pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
         mt + ph / 2.0
     );
     for (i, (name, v)) in series.iter().enumerate() {
-        let c = COLORS[i % COLORS.len()];
         let n = v.len().max(1) as f64;
         let mut d = String::new();
         // At most ~600 points per line: step through the sorted values.
@@ -98,30 +75,8 @@ pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
                 y((k + 1) as f64 / n)
             );
         }
-        if !d.is_empty() {
-            let _ = writeln!(
-                s,
-                r#"<path d="{d}" fill="none" stroke="{c}" stroke-width="1.6"/>"#
-            );
-        }
-        let ly = mt + 16.0 * i as f64 + 8.0;
-        let lx = ml + pw + 14.0;
-        let _ = writeln!(
-            s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{c}" stroke-width="3"/><text x="{}" y="{}">{} (n={})</text>"#,
-            lx + 18.0,
-            lx + 24.0,
-            ly + 4.0,
-            esc(name),
-            v.len()
-        );
+        svg::series(&mut s, i, &d, name, v.len(), ml + pw + 14.0, mt, 16.0);
     }
     s.push_str("</svg>\n");
     s
-}
-
-pub(crate) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }

@@ -2,7 +2,7 @@
 //! longer than x, on log-log axes, so p99 and p99.9 get as much room as the median. Horizontal
 //! lines mark 1% (p99) and 0.1% (p99.9): where a policy's curve crosses one is its percentile.
 
-use crate::plot::{esc, COLORS};
+use crate::svg;
 use std::fmt::Write;
 
 /// Draws the survival function `P(wait > x)` of the given sorted durations (ns), one series
@@ -24,28 +24,10 @@ pub fn tail_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
     let yl1 = -((nmax as f64).log10().ceil());
     let x = |ns: f64| ml + pw * ((ns.max(1e4)).log10() - xl0) / (xl1 - xl0);
     let y = |f: f64| mt + ph * (f.log10() / yl1);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{ml}" y="22" font-size="14">{}</text>"#,
-        esc(title)
-    );
+    let mut s = svg::open(w, h, ml, title);
     for e in xl0 as i32..=xl1 as i32 {
         let gx = x(10f64.powi(e));
-        let label = match e {
-            4 => "10 µs".into(),
-            5 => "100 µs".into(),
-            6 => "1 ms".into(),
-            7 => "10 ms".into(),
-            8 => "100 ms".into(),
-            9 => "1 s".into(),
-            _ => format!("1e{e} ns"),
-        };
+        let label = svg::decade(e);
         let _ = writeln!(
             s,
             r##"<line x1="{gx:.1}" y1="{mt}" x2="{gx:.1}" y2="{:.1}" stroke="#ddd"/><text x="{gx:.1}" y="{:.1}" text-anchor="middle">{label}</text>"##,
@@ -95,7 +77,6 @@ pub fn tail_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
         mt + ph / 2.0
     );
     for (i, (name, v)) in series.iter().enumerate() {
-        let c = COLORS[i % COLORS.len()];
         let n = v.len() as f64;
         let mut d = String::new();
         // A step down at each distinct value, from the shortest wait to the longest (the last
@@ -116,23 +97,7 @@ pub fn tail_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
                 y(f)
             );
         }
-        if !d.is_empty() {
-            let _ = writeln!(
-                s,
-                r#"<path d="{d}" fill="none" stroke="{c}" stroke-width="1.6"/>"#
-            );
-        }
-        let ly = mt + 18.0 * i as f64 + 8.0;
-        let lx = ml + pw + 14.0;
-        let _ = writeln!(
-            s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{c}" stroke-width="3"/><text x="{}" y="{}">{} (n={})</text>"#,
-            lx + 18.0,
-            lx + 24.0,
-            ly + 4.0,
-            esc(name),
-            v.len()
-        );
+        svg::series(&mut s, i, &d, name, v.len(), ml + pw + 14.0, mt, 18.0);
     }
     s.push_str("</svg>\n");
     s

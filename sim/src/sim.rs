@@ -13,6 +13,7 @@ mod locking;
 mod sched_ops;
 
 use crate::engine::{Ev, EventQueue};
+use crate::explain::Seg;
 use crate::locks::{binder::Pool, Lock, TaskIdx};
 use crate::metrics::{Active, Blocking, Cat, LockStat, RunResult};
 use crate::platform::Platform;
@@ -67,6 +68,9 @@ pub struct RunOpts {
     pub trace: bool,
     /// Check scheduler invariants after every event (slow; for tests).
     pub check_invariants: bool,
+    /// Itemize every critical wait finer than the blocker-state categories
+    /// (`RunResult::explained`, see `crate::explain`).
+    pub explain: bool,
 }
 
 /// What a finished run leaves behind.
@@ -118,6 +122,12 @@ pub struct Sim {
     /// Trace, when recording.
     pub trace: Option<TraceLog>,
     checks: bool,
+    explain: bool,
+    /// Tasks the policy holds a grant for (`GrantBegin` less `GrantEnd`): misfit migration
+    /// is only looked for while there are some.
+    granted: u32,
+    /// CPUs whose last task to run was a critical thread (what a pick hook sees as `prev`).
+    critical_ran: u64,
     /// Invariant violations found (when checking).
     pub violations: Vec<String>,
     /// Process names by pid, for traces.
@@ -315,8 +325,14 @@ impl Sim {
                         self.arm(c);
                     }
                 }
-                Action::GrantBegin(t) => self.slice_begin(t, Name::Grant(t)),
-                Action::GrantEnd(t) => self.slice_end(t, Name::Grant(t)),
+                Action::GrantBegin(t) => {
+                    self.granted += 1;
+                    self.slice_begin(t, Name::Grant(t));
+                }
+                Action::GrantEnd(t) => {
+                    self.granted = self.granted.saturating_sub(1);
+                    self.slice_end(t, Name::Grant(t));
+                }
             }
         }
     }

@@ -34,6 +34,7 @@ fn trace_bytes_are_identical() {
     let o = RunOpts {
         trace: true,
         check_invariants: false,
+        explain: false,
     };
     let (_, a) = run_with(&sc, Policy("superpass"), 3, 0.3, &o);
     let (_, b) = run_with(&sc, Policy("superpass"), 3, 0.3, &o);

@@ -11,6 +11,7 @@ use superpass_sim::Scenario;
 const CHECKED: RunOpts = RunOpts {
     trace: false,
     check_invariants: true,
+    explain: false,
 };
 
 /// Every built-in scenario under both placements, plus scroll-120 with its shared app lock
@@ -163,13 +164,14 @@ policy_suite! {
     proxy_migrate => "proxy-migrate",
     superpass => "superpass",
     superpass_stock => "superpass-stock",
+    superpass_misfit => "superpass-misfit",
 }
 
 #[test]
 fn the_suite_covers_every_policy() {
     assert_eq!(
         superpass_sim::policy::NAMES.len(),
-        8,
+        9,
         "add the new policy to policy_suite!"
     );
 }

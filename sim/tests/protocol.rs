@@ -32,6 +32,7 @@ fn replay(scenario: &str, seed: u64) -> usize {
     let opts = RunOpts {
         trace: false,
         check_invariants: false,
+        explain: false,
     };
     let out = Sim::new(
         &sc,

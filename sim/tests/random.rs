@@ -155,6 +155,7 @@ fn random_scenarios_run_clean_under_every_policy() {
     let checked = RunOpts {
         trace: false,
         check_invariants: true,
+        explain: true,
     };
     let mut events = 0;
     for case in 0..150 {

@@ -10,6 +10,7 @@ fn trace_of(scenario: &str, policy: &str, secs: f64) -> (superpass_sim::RunResul
     let o = RunOpts {
         trace: true,
         check_invariants: false,
+        explain: false,
     };
     let (r, b) = run_with(&sc, Policy::parse(policy).unwrap(), 5, secs, &o);
     (r, b.expect("trace requested"))

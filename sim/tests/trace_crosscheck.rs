@@ -35,6 +35,7 @@ fn crosscheck(scenario: &str, policy: &str, seed: u64, secs: f64) -> RunResult {
     let o = RunOpts {
         trace: true,
         check_invariants: false,
+        explain: false,
     };
     let (r, bytes) = run_with(&sc, Policy::parse(policy).unwrap(), seed, secs, &o);
     let bytes = bytes.expect("trace requested");

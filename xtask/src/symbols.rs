@@ -67,12 +67,10 @@ const X86_ONLY: &[(&str, Option<&str>)] = &[
 ];
 
 /// Why a symbol is imported when the reason is not the module's own logic.
-const NOTES: &[(&str, &str)] = &[
-    (
-        "__might_sleep",
-        "only with CONFIG_DEBUG_ATOMIC_SLEEP (test kernel)",
-    ),
-];
+const NOTES: &[(&str, &str)] = &[(
+    "__might_sleep",
+    "only with CONFIG_DEBUG_ATOMIC_SLEEP (test kernel)",
+)];
 
 pub fn main(args: &[String]) -> Result<(), String> {
     if wants_help(args) {

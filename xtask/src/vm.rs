@@ -490,7 +490,12 @@ pub fn build_initramfs(
         for e in fs::read_dir(&lib).map_err(|e| format!("{}: {e}", lib.display()))? {
             let p = e.map_err(|e| e.to_string())?.path();
             if p.extension().is_some_and(|x| x == "sh") {
-                copy(&p, &stage.join("lib/sptest").join(p.file_name().unwrap_or_default()))?;
+                copy(
+                    &p,
+                    &stage
+                        .join("lib/sptest")
+                        .join(p.file_name().unwrap_or_default()),
+                )?;
             }
         }
     }

@@ -199,6 +199,35 @@ pub trait Policy: Send {
         false
     }
 
+    /// Of `faster` (idle CPUs of higher capacity than `cpu` that running or queued task `t`
+    /// may use), those that should pull `t` because it is misfit on `cpu` (as
+    /// `update_misfit_status` would mark it); by active balance if it is running.
+    /// `critical_cpus`: the CPUs whose last task was a critical thread. Only asked while some
+    /// task is helped (between an [`Action::GrantBegin`] and its `GrantEnd`).
+    fn misfit_targets(
+        &self,
+        _w: &World,
+        _t: TaskIdx,
+        _cpu: u32,
+        _faster: u64,
+        _critical_cpus: u64,
+    ) -> u64 {
+        0
+    }
+
+    /// Whether the policy is giving `t` the CPU ahead of its own parameters right now (a
+    /// SuperPass grant); inheritance through parameters is seen in `Task::eff` instead. Only
+    /// used to itemize waits.
+    fn helps(&self, _w: &World, _t: TaskIdx) -> bool {
+        false
+    }
+
+    /// Whether the policy has stopped helping on CPU `cpu` for now (SuperPass's throttle).
+    /// Only used to itemize waits.
+    fn throttled(&self, _cpu: u32) -> bool {
+        false
+    }
+
     /// Counters for the report.
     fn stats(&self) -> PolicyStats {
         PolicyStats::default()
@@ -215,6 +244,7 @@ pub const NAMES: &[&str] = &[
     "proxy-migrate",
     "superpass",
     "superpass-stock",
+    "superpass-misfit",
 ];
 
 /// Builds a policy by CLI name.
@@ -228,6 +258,7 @@ pub fn by_name(name: &str) -> Result<Box<dyn Policy>, String> {
         "proxy-migrate" => Box::new(proxy::Proxy::new(true)),
         "superpass" => Box::new(superpass::SuperPass::new()),
         "superpass-stock" => Box::new(superpass::SuperPass::stock()),
+        "superpass-misfit" => Box::new(superpass::SuperPass::misfit()),
         _ => {
             return Err(format!(
                 "unknown policy `{name}`; policies: {}",

@@ -3,6 +3,9 @@
 //!
 //! It sees only the lock events a kernel hook reports (`super::kernel_view`): `superpass`
 //! runs on a device whose ART/bionic pass futex owner hints, `superpass-stock` on one without.
+//! `superpass-misfit` is `superpass` plus misfit migration of boosted blockers
+//! (`superpass_core`'s `FastTrack::misfit_targets`): core decides it, but the module does not
+//! apply it yet, so it is reported beside SuperPass, never as SuperPass.
 //!
 //! The simulator reports to the engine at the points the kernel hooks fire, in core's own
 //! protocol ([`superpass_core::Event`], answered by [`Engine::handle`]), exactly as the kernel
@@ -57,6 +60,8 @@ pub struct SuperPass {
     log: Option<EventLog>,
     /// Which user-space locks the device reports.
     device: Device,
+    /// Whether an idle faster CPU pulls a boosted blocker core marks misfit.
+    misfit: bool,
 }
 
 /// A shared record of `(time, event, answer)`, oldest first.
@@ -78,6 +83,16 @@ impl SuperPass {
             calls: 0,
             log: None,
             device: Device::Hinting,
+            misfit: false,
+        }
+    }
+
+    /// SuperPass whose boosted blockers on a slow CPU are pulled by an idle faster one (core's
+    /// misfit decision, which the module does not apply yet).
+    pub fn misfit() -> Self {
+        SuperPass {
+            misfit: true,
+            ..Self::new()
         }
     }
 
@@ -315,9 +330,10 @@ fn lock_id(l: u32) -> LockId {
 
 impl Policy for SuperPass {
     fn name(&self) -> &'static str {
-        match self.device {
-            Device::Hinting => "superpass",
-            Device::Stock => "superpass-stock",
+        match (self.device, self.misfit) {
+            (Device::Hinting, false) => "superpass",
+            (Device::Hinting, true) => "superpass-misfit",
+            (Device::Stock, _) => "superpass-stock",
         }
     }
 
@@ -424,6 +440,35 @@ impl Policy for SuperPass {
         let r = self.handle(w.now, Event::Tick { cpu, curr }) == Answer::Resched;
         self.drain(w, out);
         r
+    }
+
+    fn misfit_targets(
+        &self,
+        w: &World,
+        t: TaskIdx,
+        cpu: u32,
+        faster: u64,
+        critical_cpus: u64,
+    ) -> u64 {
+        if !self.misfit {
+            return 0;
+        }
+        self.engine.as_ref().map_or(0, |e| {
+            e.fast_track()
+                .misfit_targets(Self::tid(w, t), cpu, faster, critical_cpus)
+        })
+    }
+
+    fn helps(&self, w: &World, t: TaskIdx) -> bool {
+        self.engine
+            .as_ref()
+            .is_some_and(|e| e.is_boosted(Self::tid(w, t)))
+    }
+
+    fn throttled(&self, cpu: u32) -> bool {
+        self.engine
+            .as_ref()
+            .is_some_and(|e| e.fast_track().throttled(cpu))
     }
 
     fn stats(&self) -> PolicyStats {

@@ -2,6 +2,7 @@
 //! points the kernel hooks fire, and the classification of each critical wait.
 
 use super::*;
+use crate::explain::{self, Occ, Subject as ExplainSubject};
 
 impl Sim {
     /// Accounts lock `l`'s occupancy since it was last accounted; call before changing it.
@@ -92,6 +93,8 @@ impl Sim {
                     last: self.w.now,
                     cat: Cat::Asleep,
                     acc: [0; 5],
+                    seg: Seg::bare(Cat::Asleep),
+                    parts: Vec::new(),
                 });
             }
         }
@@ -157,7 +160,13 @@ impl Sim {
             let mut a = self.active.swap_remove(i);
             let now = self.w.now;
             a.acc[a.cat as usize] += now - a.last;
+            if self.explain {
+                explain::add(&mut a.parts, a.seg, now - a.last);
+            }
             if a.start >= self.warmup {
+                if self.explain {
+                    self.res.explained.push(std::mem::take(&mut a.parts));
+                }
                 self.res.blocking.push(Blocking {
                     tid: self.w.tasks[t as usize].tid,
                     lock: self.w.lock_names[l as usize].clone(),
@@ -244,10 +253,13 @@ impl Sim {
 
     /// Accounts elapsed time of active blockings to their category and reclassifies them.
     pub(super) fn refresh_waits(&mut self) {
+        if self.explain {
+            return self.refresh_waits_explained();
+        }
         let now = self.w.now;
         for i in 0..self.active.len() {
             let a = &self.active[i];
-            let cat = self.classify(a.task, a.lock);
+            let cat = self.classify(a.task, a.lock).0;
             let a = &mut self.active[i];
             a.acc[a.cat as usize] += now - a.last;
             a.last = now;
@@ -255,11 +267,89 @@ impl Sim {
         }
     }
 
-    /// Where the root blocker of `waiter`'s wait on `l` is now.
-    pub(super) fn classify(&self, waiter: TaskIdx, l: u32) -> Cat {
+    /// [`Self::refresh_waits`], also itemizing each part ([`Self::segment`]).
+    #[cold]
+    fn refresh_waits_explained(&mut self) {
+        let now = self.w.now;
+        for i in 0..self.active.len() {
+            let a = &self.active[i];
+            let (cat, subject) = self.classify(a.task, a.lock);
+            let seg = self.segment(a.task, cat, subject);
+            let a = &mut self.active[i];
+            a.acc[a.cat as usize] += now - a.last;
+            explain::add(&mut a.parts, a.seg, now - a.last);
+            a.last = now;
+            a.cat = cat;
+            a.seg = seg;
+        }
+    }
+
+    /// The finer kind of a part of `waiter`'s wait in category `cat` decided by `subject`'s
+    /// state (see `crate::explain`).
+    fn segment(&self, waiter: TaskIdx, cat: Cat, subject: Option<TaskIdx>) -> Seg {
+        let w = &self.w;
+        let Some(t) = subject else {
+            return Seg::bare(cat);
+        };
+        let helped = |t: TaskIdx| {
+            let task = w.task(t);
+            self.policy.helps(w, t) || task.eff.rank() > task.base.rank()
+        };
+        let occupant = |c: u32| match w.rqs[c as usize].curr {
+            None => Occ::Idle,
+            Some(o) if w.task(o).eff.is_rt() => Occ::Rt,
+            Some(o) if self.critical[o as usize] => Occ::Critical,
+            Some(o) if helped(o) => Occ::Helped,
+            Some(_) => Occ::Fair,
+        };
+        let task = w.task(t);
+        let kind = if t == waiter {
+            ExplainSubject::Waiter
+        } else if self.critical[t as usize] {
+            ExplainSubject::Critical
+        } else {
+            ExplainSubject::Other
+        };
+        let mut seg = Seg {
+            subject: kind,
+            helped: helped(t),
+            ..Seg::bare(cat)
+        };
+        match cat {
+            Cat::Runnable | Cat::SelfWait => {
+                seg.cap = w.rqs[task.cpu as usize].cap;
+                seg.occ = occupant(task.cpu);
+                seg.throttled = self.policy.throttled(task.cpu);
+            }
+            Cat::Running => {
+                let cap = w.rqs[task.cpu as usize].cap;
+                seg.cap = cap;
+                // The most telling occupant of the faster CPUs it may use: idle (it could
+                // have run faster) over helped, critical, RT and other fair tasks.
+                seg.occ = (0..w.rqs.len() as u32)
+                    .filter(|&c| task.allowed & (1 << c) != 0 && w.rqs[c as usize].cap > cap)
+                    .map(occupant)
+                    .min_by_key(|o| match o {
+                        Occ::Idle => 0,
+                        Occ::Helped => 1,
+                        Occ::Critical => 2,
+                        Occ::Rt => 3,
+                        Occ::Fair => 4,
+                        Occ::None => 5,
+                    })
+                    .unwrap_or(Occ::None);
+            }
+            Cat::Asleep | Cat::OtherWoken => {}
+        }
+        seg
+    }
+
+    /// Where the root blocker of `waiter`'s wait on `l` is now, and which task decided it
+    /// (the waiter itself for [`Cat::SelfWait`]; none for a free futex).
+    pub(super) fn classify(&self, waiter: TaskIdx, l: u32) -> (Cat, Option<TaskIdx>) {
         let w = &self.w;
         if w.task(waiter).blocked_on.is_none() {
-            return Cat::SelfWait;
+            return (Cat::SelfWait, Some(waiter));
         }
         let mut lock = l;
         for _ in 0..8 {
@@ -271,22 +361,22 @@ impl Sim {
                     if rs.is_empty() {
                         // Nobody holds it, yet the waiter still sleeps: a release woke
                         // another waiter, which has not retried yet.
-                        return Cat::OtherWoken;
+                        return (Cat::OtherWoken, None);
                     }
                     let best = rs
                         .iter()
-                        .map(|&r| cat_of(w.task(r).state))
-                        .max_by_key(|c| *c as u8);
-                    return best.unwrap_or(Cat::Asleep);
+                        .map(|&r| (cat_of(w.task(r).state), r))
+                        .max_by_key(|(c, _)| *c as u8);
+                    return best.map_or((Cat::Asleep, None), |(c, r)| (c, Some(r)));
                 }
             };
             let ot = w.task(owner);
             match (ot.state, ot.blocked_on) {
                 (State::Blocked(Why::Lock), Some(next)) => lock = next,
-                (s, _) => return cat_of(s),
+                (s, _) => return (cat_of(s), Some(owner)),
             }
         }
-        Cat::Asleep
+        (Cat::Asleep, None)
     }
 }
 

@@ -226,6 +226,7 @@ impl Sim {
     }
 
     /// Makes `exec` (on `donor`'s context) current on `cpu`, charging a switch if it changed.
+    #[inline(always)]
     fn switch_to(&mut self, cpu: u32, exec: Option<TaskIdx>, donor: Option<TaskIdx>) {
         let now = self.w.now;
         let cs = self.platform.context_switch_ns;
@@ -239,6 +240,11 @@ impl Sim {
         }
         if let Some(e) = exec {
             self.w.tasks[e as usize].state = State::Running;
+            if self.critical[e as usize] {
+                self.critical_ran |= 1 << cpu;
+            } else {
+                self.critical_ran &= !(1 << cpu);
+            }
         }
         if let Some(d) = donor {
             if let Some(v) = self.w.tasks.get(d as usize).map(|t| t.vruntime) {
@@ -321,6 +327,7 @@ impl Sim {
     }
 
     /// Queues `t` on `cpu`, placing its vruntime from its lag.
+    #[inline(always)]
     fn enqueue(&mut self, t: TaskIdx, cpu: u32) {
         self.update_curr(cpu);
         let v = fair::avg_vruntime(&self.w.rqs[cpu as usize], &self.w.tasks);
@@ -341,6 +348,7 @@ impl Sim {
     }
 
     /// Takes a task off its runqueue, saving its lag.
+    #[inline(always)]
     fn dequeue(&mut self, t: TaskIdx) {
         let cpu = self.w.tasks[t as usize].cpu;
         self.update_curr(cpu);
@@ -550,12 +558,94 @@ impl Sim {
         }
     }
 
-    /// Pulls waiting tasks to idle CPUs; true if anything moved.
+    /// Pulls waiting tasks to idle CPUs, then misfit tasks to idle faster CPUs; true if
+    /// anything moved.
     fn balance(&mut self) -> bool {
         let idle = self.idle;
-        if idle == 0 || self.queued == 0 {
-            return false; // no idle CPU, or nothing waits on any runqueue
+        if idle == 0 {
+            return false;
         }
+        if self.queued != 0 && self.pull_waiting(idle) {
+            return true;
+        }
+        self.granted != 0 && self.pull_misfit()
+    }
+
+    /// Misfit migration: an idle CPU of higher capacity pulls a task the policy marks misfit
+    /// on its CPU, the slowest source first, to the fastest CPU the policy names (running
+    /// tasks by active balance: the stopper takes them off their CPU). Linux does this at its
+    /// next balance (kernel/sched/fair.c, `group_misfit_task`, `need_active_balance` for
+    /// `migrate_misfit`); here at once, as the idle pull above (an **assumption**,
+    /// docs/sim.md).
+    #[cold]
+    #[inline(never)]
+    fn pull_misfit(&mut self) -> bool {
+        let cap = |s: &Self, c: u32| s.w.rqs[c as usize].cap;
+        let mut srcs: Vec<u32> = (0..self.w.rqs.len() as u32)
+            .filter(|&c| self.idle & (1 << c) == 0)
+            .collect();
+        srcs.sort_by_key(|&c| (cap(self, c), c));
+        for src in srcs {
+            let faster = bits(self.idle)
+                .filter(|&c| cap(self, c) > cap(self, src))
+                .fold(0u64, |m, c| m | 1 << c);
+            if faster == 0 {
+                continue;
+            }
+            let rq = &self.w.rqs[src as usize];
+            if rq.donor.is_some_and(|d| Some(d) != rq.curr) {
+                continue; // proxy execution: leave the scheduling context alone
+            }
+            let cands: Vec<TaskIdx> = rq.curr.into_iter().chain(rq.fair.iter().copied()).collect();
+            for t in cands {
+                let task = &self.w.tasks[t as usize];
+                if !matches!(task.state, State::Running | State::Runnable) || task.eff.is_rt() {
+                    continue;
+                }
+                let to = self.policy.misfit_targets(
+                    &self.w,
+                    t,
+                    src,
+                    faster & task.allowed,
+                    self.critical_ran,
+                );
+                let Some(dst) = bits(to).max_by_key(|&c| (cap(self, c), u32::MAX - c)) else {
+                    continue;
+                };
+                self.migrate_misfit(t, src, dst);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Moves running or queued task `t` from `src` to idle `dst`.
+    #[cold]
+    #[inline(never)]
+    fn migrate_misfit(&mut self, t: TaskIdx, src: u32, dst: u32) {
+        let running = self.w.rqs[src as usize].curr == Some(t);
+        self.dequeue(t);
+        if running {
+            // The stopper takes it off `src`, which picks again.
+            let rq = &mut self.w.rqs[src as usize];
+            rq.curr = None;
+            rq.donor = None;
+            self.idle |= 1 << src;
+            let task = &mut self.w.tasks[t as usize];
+            task.state = State::Runnable;
+            task.runnable_since = self.w.now;
+            self.resched(src);
+        }
+        let rq = &mut self.w.rqs[dst as usize];
+        rq.debt += self.platform.migration_ns;
+        rq.switch_ns += self.platform.migration_ns;
+        self.enqueue(t, dst);
+        self.resched(dst);
+    }
+
+    /// Pulls waiting tasks to idle CPUs; true if anything moved.
+    #[inline(always)]
+    fn pull_waiting(&mut self, idle: u64) -> bool {
         // The CPUs some queued runnable task may move to. Moves below neither change which
         // tasks are queued and runnable nor their masks, so `want` bounds the candidates
         // for the whole loop; a CPU outside it has none.
