@@ -197,7 +197,7 @@ fn pick_locked(g: &mut Guard, now: Nanos, rq: RqRef, cpu: Cpu, fair_next: Tid) -
         let Answer::Run(tid) = g.engine.handle(now, Event::Pick { cpu, fair_next }) else {
             return None;
         };
-        match task_of(&g, tid) {
+        match task_of(g, tid) {
             // Validated under the rq lock and the engine lock: queued here, fair, not delayed.
             Some(task) if task.pickable(rq) => return Some(task),
             // The engine's queue is stale (the task moved or sleeps): drop it from there.
