@@ -286,14 +286,20 @@ fn deadline_is_the_moment_the_budget_runs_out() {
     ok(&e);
 }
 
-#[test]
-fn deadline_ends_the_slice_when_others_queue() {
+/// Two critical threads, each blocked by its own owner (200, 201), both boosted on CPU 0.
+fn two_boosted_on_cpu0() -> Engine<Log> {
     let mut e = engine();
     e.add_critical(0, 101, Role::Render).unwrap();
     e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
     e.wait_start(0, 101, L2, LockKind::Mutex, Some(201));
     e.enqueue(0, 0, 200);
     e.enqueue(0, 0, 201);
+    e
+}
+
+#[test]
+fn deadline_ends_the_slice_when_others_queue() {
+    let mut e = two_boosted_on_cpu0();
     assert_eq!(e.pick(0, 0, 300), Some(200));
     let slice = e.tunables().slice_ns;
     assert_eq!(e.deadline(0), Some(slice));
@@ -304,12 +310,7 @@ fn deadline_ends_the_slice_when_others_queue() {
 
 #[test]
 fn slice_rotates_between_boosted_tasks_on_one_cpu() {
-    let mut e = engine();
-    e.add_critical(0, 101, Role::Render).unwrap();
-    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
-    e.wait_start(0, 101, L2, LockKind::Mutex, Some(201));
-    e.enqueue(0, 0, 200);
-    e.enqueue(0, 0, 201);
+    let mut e = two_boosted_on_cpu0();
     assert_eq!(e.pick(0, 0, 300), Some(200));
     let slice = e.tunables().slice_ns;
     assert!(!e.tick(slice / 2, 0, 200));

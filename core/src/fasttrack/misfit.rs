@@ -65,15 +65,19 @@ mod tests {
     use super::super::{Cx, Link};
     use super::*;
 
-    fn boosted(ft: &mut FastTrack, tid: Tid) {
+    /// Runs `f` with a context of default tunables.
+    fn with_cx<R>(f: impl FnOnce(&mut Cx<'_, NoObserver>) -> R) -> R {
         let t = Tunables::default();
         let mut st = Stats::default();
         let mut obs = NoObserver;
-        let cx = &mut Cx {
+        f(&mut Cx {
             t: &t,
             st: &mut st,
             obs: &mut obs,
-        };
+        })
+    }
+
+    fn boosted(ft: &mut FastTrack, tid: Tid) {
         let l = Link {
             blocker: tid,
             via: 1,
@@ -81,7 +85,7 @@ mod tests {
             lock: 0x10,
             depth: 1,
         };
-        ft.grant(0, l, cx);
+        with_cx(|cx| ft.grant(0, l, cx));
     }
 
     #[test]
@@ -93,15 +97,7 @@ mod tests {
         assert!(!ft.misfit(5, 8), "already on the fast CPU");
         assert!(!ft.misfit(6, 0), "not boosted");
         assert!(!ft.misfit(5, 9), "beyond nr_cpus");
-        let t = Tunables::default();
-        let mut st = Stats::default();
-        let mut obs = NoObserver;
-        let cx = &mut Cx {
-            t: &t,
-            st: &mut st,
-            obs: &mut obs,
-        };
-        ft.revoke(1, RevokeReason::Released, |g| g.blocker == 5, cx);
+        with_cx(|cx| ft.revoke(1, RevokeReason::Released, |g| g.blocker == 5, cx));
         assert!(!ft.misfit(5, 0), "the grant ended");
     }
 
