@@ -47,16 +47,11 @@ pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
             gy + 4.0
         );
     }
-    let _ = writeln!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">critical-thread blocking duration (log scale)</text>"#,
-        ml + pw / 2.0,
-        h - 10.0
-    );
-    let _ = writeln!(
-        s,
-        r#"<text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">fraction of blockings ≤ x</text>"#,
-        mt + ph / 2.0
+    svg::axis_titles(
+        &mut s,
+        svg::Frame { ml, mt, pw, ph, h },
+        "critical-thread blocking duration (log scale)",
+        "fraction of blockings ≤ x",
     );
     for (i, (name, v)) in series.iter().enumerate() {
         let n = v.len().max(1) as f64;

@@ -65,16 +65,11 @@ pub fn tail_svg(title: &str, series: &[(String, Vec<u64>)]) -> String {
             );
         }
     }
-    let _ = writeln!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">critical-thread wait x (log scale)</text>"#,
-        ml + pw / 2.0,
-        h - 10.0
-    );
-    let _ = writeln!(
-        s,
-        r#"<text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">fraction of waits longer than x (log scale)</text>"#,
-        mt + ph / 2.0
+    svg::axis_titles(
+        &mut s,
+        svg::Frame { ml, mt, pw, ph, h },
+        "critical-thread wait x (log scale)",
+        "fraction of waits longer than x (log scale)",
     );
     for (i, (name, v)) in series.iter().enumerate() {
         let n = v.len() as f64;

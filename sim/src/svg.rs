@@ -1,5 +1,5 @@
-//! The pieces both hand-written plots share: the canvas and title, decade labels, and one
-//! policy's curve with its legend row.
+//! The pieces both hand-written plots share: the canvas and title, axis titles, decade labels,
+//! and one policy's curve with its legend row.
 
 use std::fmt::Write;
 
@@ -31,6 +31,38 @@ pub fn open(w: f64, h: f64, ml: f64, title: &str) -> String {
     s
 }
 
+/// Where a plot's area lies on its canvas.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    /// Left margin (px).
+    pub ml: f64,
+    /// Top margin (px).
+    pub mt: f64,
+    /// Plot area width (px).
+    pub pw: f64,
+    /// Plot area height (px).
+    pub ph: f64,
+    /// Canvas height (px).
+    pub h: f64,
+}
+
+/// Writes the x axis title `x` under the plot area and the y axis title `y`, rotated, left of it.
+pub fn axis_titles(s: &mut String, f: Frame, x: &str, y: &str) {
+    let _ = writeln!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+        f.ml + f.pw / 2.0,
+        f.h - 10.0,
+        esc(x)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        f.mt + f.ph / 2.0,
+        esc(y)
+    );
+}
+
 /// The label of the duration `10^e` ns.
 pub fn decade(e: i32) -> String {
     match e {
@@ -47,7 +79,10 @@ pub fn decade(e: i32) -> String {
 
 /// Series `i`'s curve (`d`, SVG path data; nothing if empty) and its legend row: `row` px
 /// apart from the plot's top `mt`, at `lx`, labelled with `name` and its `n` samples.
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a curve and its legend row are placed by both"
+)]
 pub fn series(s: &mut String, i: usize, d: &str, name: &str, n: usize, lx: f64, mt: f64, row: f64) {
     let c = COLORS[i % COLORS.len()];
     if !d.is_empty() {

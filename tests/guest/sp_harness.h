@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sp_harness.h: what the inversion programs (sp-inversion, sp-follow) share:
- * clocks, CPU burning, the CPU hogs, the /dev/superpass and test-device calls
- * they make, and percentiles. Header-only: each guest program is one .c file
- * built on its own.
+ * sp_harness.h: what the inversion programs (sp-inversion, sp-follow, sp-futex)
+ * share: clocks, CPU burning and its calibration, the CPU hogs, the
+ * /dev/superpass and test-device calls they make, percentiles and the off/on
+ * p99.9 verdict. Header-only: each guest program is one .c file built on its
+ * own.
  */
 #ifndef SP_HARNESS_H
 #define SP_HARNESS_H
@@ -118,6 +119,65 @@ static __attribute__((unused)) uint64_t pct(uint64_t *v, long n, double p)
 		return 0;
 	i = (long)(p * (n - 1) + 0.5);
 	return v[i < n ? i : n - 1];
+}
+
+/* burn() loops per microsecond of this CPU, from calibrate(). */
+static uint64_t burn_loops_per_us = 100;
+
+/* Sets burn_loops_per_us from the fastest of five timed burns (the others were preempted). */
+static __attribute__((unused)) void calibrate(void)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 5; i++) {
+		uint64_t t = now_ns();
+
+		burn(200000);
+		t = now_ns() - t;
+		if (t < best)
+			best = t;
+	}
+	burn_loops_per_us = 200000 * 1000 / (best ? best : 1);
+	if (!burn_loops_per_us)
+		burn_loops_per_us = 1;
+}
+
+/*
+ * Judges SuperPass on against off by their p99.9 waits (ns) and prints the
+ * p999_reduction_pct metric and the sentence behind it. Returns nonzero if on
+ * cuts the p99.9 by less than min_reduction percent (checked when >= 0), lies
+ * more than max_growth percent above off (checked when >= 0), or either run
+ * has fewer than min_waits waits, too few for its p99.9 to be one.
+ */
+static __attribute__((unused)) int p999_verdict(uint64_t off_p999, long off_waits, uint64_t on_p999,
+						long on_waits, double min_reduction, double max_growth,
+						long min_waits)
+{
+	int fail = 0;
+	double red;
+
+	if (!off_p999) {
+		printf("FAIL cannot compare: off had no waits\n");
+		return 1;
+	}
+	red = 100.0 * (1.0 - (double)on_p999 / (double)off_p999);
+	printf("M p999_reduction_pct %.1f\n", red);
+	printf("p99.9 wait: off %.1f us (%ld waits) -> on %.1f us (%ld waits): %.1f%% reduction\n",
+	       off_p999 / 1e3, off_waits, on_p999 / 1e3, on_waits, red);
+	if (min_reduction >= 0 && red < min_reduction) {
+		printf("FAIL p99.9 reduction %.1f%% < %.0f%%\n", red, min_reduction);
+		fail = 1;
+	}
+	if (max_growth >= 0 && -red > max_growth) {
+		printf("FAIL on's p99.9 is %.1f%% above off's; at most %.0f%% allowed\n", -red, max_growth);
+		fail = 1;
+	}
+	if (off_waits < min_waits || on_waits < min_waits) {
+		printf("FAIL too few waits for a p99.9 (off %ld, on %ld; need >= %ld)\n", off_waits, on_waits,
+		       min_waits);
+		fail = 1;
+	}
+	return fail;
 }
 
 #endif /* SP_HARNESS_H */
