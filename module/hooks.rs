@@ -229,13 +229,21 @@ pub(crate) fn select_cpu(now: Nanos, tid: Tid, prev: Cpu, idle: u64, allowed: u6
     }
 }
 
-/// The tick on CPU `cpu`; returns true if it should reschedule.
+/// The tick on CPU `cpu`; returns true if it should reschedule. A budget-revoked blocker the
+/// engine grants again here is found and its CPU kicked, as after a lock event.
 pub(crate) fn tick(now: Nanos, rq: RqRef, cpu: Cpu, curr: Tid) -> bool {
-    let Some(mut g) = state::lock() else {
-        return false;
+    let mut kicks = Kicks::new();
+    let resched = {
+        let Some(mut g) = state::lock() else {
+            return false;
+        };
+        locate(&mut g, now, rq, cpu);
+        let answer = g.engine.handle(now, Event::Tick { cpu, curr });
+        place(&mut g, answer.newly_boosted(), &mut kicks);
+        answer == Answer::Resched
     };
-    locate(&mut g, now, rq, cpu);
-    g.engine.handle(now, Event::Tick { cpu, curr }) == Answer::Resched
+    kicks.send();
+    resched
 }
 
 /// Task `tid` is being freed: the engine forgets it, and no pointer to it survives.

@@ -99,6 +99,8 @@ impl Drop for Guard {
         });
         let (interest, boosted_lanes) = e.lanes();
         let lock_lanes = e.lock_lanes();
+        let woken_lanes = e.woken_lanes();
+        let regrants = e.regrants_pending();
         let enabled = e.enabled();
         // SAFETY: the lock is held (type invariant); the mirrors are published under it so
         // that they never go backwards, then the lock is released exactly once.
@@ -111,6 +113,8 @@ impl Drop for Guard {
                 interest,
                 boosted_lanes,
                 lock_lanes,
+                woken_lanes,
+                regrants,
                 enabled,
             );
             ffi::sp_engine_unlock(self.flags);

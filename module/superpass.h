@@ -33,6 +33,7 @@ void sp_hook_futex_wait_end(u64 now, s32 waiter);
 void sp_hook_futex_woken(u64 now, s32 woken, const s32 *queued, u32 n);
 bool sp_hook_enqueue(u64 now, u32 cpu, s32 tid, void *task);
 void sp_hook_dequeue(u64 now, u32 cpu, s32 tid);
+void sp_hook_slept(u64 now, s32 tid);
 void *sp_hook_pick(u64 now, void *rq, u32 cpu, s32 fair_next, u64 *deadline);
 bool sp_hook_preempt(u64 now, u32 cpu, s32 curr, s32 waking);
 s32 sp_hook_select(u64 now, s32 tid, u32 prev_cpu, u64 idle, u64 allowed);
@@ -44,7 +45,8 @@ long sp_ioctl(unsigned int cmd, unsigned long arg);
 unsigned long sp_engine_lock(void);
 void sp_engine_unlock(unsigned long flags);
 void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
-		u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, bool enabled);
+		u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, u64 woken_lanes,
+		bool regrants, bool enabled);
 u64 sp_now(void);
 bool sp_capable_sys_nice(void);
 bool sp_tid_exists(s32 tid);

@@ -47,6 +47,7 @@ atomic_t sp_gates = ATOMIC_INIT(0);
 atomic64_t sp_interest_lanes = ATOMIC64_INIT(0);
 atomic64_t sp_boosted_lanes = ATOMIC64_INIT(0);
 atomic64_t sp_lock_lanes = ATOMIC64_INIT(0);
+atomic64_t sp_woken_lanes = ATOMIC64_INIT(0);
 
 unsigned long sp_engine_lock(void)
 {
@@ -62,7 +63,8 @@ void sp_engine_unlock(unsigned long flags)
 }
 
 void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
-		u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, bool enabled)
+		u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, u64 woken_lanes,
+		bool regrants, bool enabled)
 {
 	u32 gates = 0;
 
@@ -78,12 +80,17 @@ void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_wait
 		gates |= SP_GATE_BOOSTING;
 	if (nr_critical || nr_boosted)
 		gates |= SP_GATE_TASKS;
+	if (enabled && woken_lanes)
+		gates |= SP_GATE_WOKEN;
+	if (enabled && regrants)
+		gates |= SP_GATE_REGRANT;
 	/* The reader record is kept only while readers are recorded (sp_owners_matter()). */
 	if (sp_owners_matter() && !(gates & SP_GATE_OWNERS))
 		sp_readers_clear();
 	atomic64_set(&sp_interest_lanes, interest_lanes);
 	atomic64_set(&sp_boosted_lanes, boosted_lanes);
 	atomic64_set(&sp_lock_lanes, lock_lanes);
+	atomic64_set(&sp_woken_lanes, woken_lanes);
 	atomic_set(&sp_gates, gates);
 }
 

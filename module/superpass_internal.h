@@ -31,6 +31,8 @@ struct sched_entity;
 #define SP_GATE_FUTEX_WAITS	BIT(3)	/* on, and a tracked owner-hinted futex wait */
 #define SP_GATE_BOOSTING	BIT(4)	/* something boosted */
 #define SP_GATE_TASKS		BIT(5)	/* something critical or boosted (on or not) */
+#define SP_GATE_WOKEN		BIT(6)	/* on, and a release woke a critical waiter */
+#define SP_GATE_REGRANT		BIT(7)	/* on, and a budget-revoked task awaits its next window */
 extern atomic_t sp_gates;
 
 static inline bool sp_gate(u32 g)
@@ -51,6 +53,7 @@ extern atomic64_t sp_boosted_lanes;
  * events stay out of the engine (the reader record below still sees them).
  */
 extern atomic64_t sp_lock_lanes;
+extern atomic64_t sp_woken_lanes;
 
 static inline u32 sp_lock_lane(const void *lock)
 {
@@ -111,6 +114,15 @@ static inline bool sp_lane(atomic64_t *lanes, pid_t tid)
 static inline bool sp_may_matter(pid_t tid)
 {
 	return sp_lane(&sp_interest_lanes, tid);
+}
+
+/*
+ * Whether @tid may be a critical waiter a release woke: its sleep before it
+ * takes the lock means it lost the lock again (sp_probe_dequeue).
+ */
+static inline bool sp_may_be_woken(pid_t tid)
+{
+	return sp_gate(SP_GATE_WOKEN) && sp_lane(&sp_woken_lanes, tid);
 }
 
 /* Whether @tid may be boosted. */

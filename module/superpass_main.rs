@@ -56,6 +56,8 @@ mod ffi {
             interest_lanes: u64,
             boosted_lanes: u64,
             lock_lanes: u64,
+            woken_lanes: u64,
+            regrants: bool,
             enabled: bool,
         );
         pub(crate) fn sp_now() -> u64;
@@ -317,6 +319,12 @@ pub unsafe extern "C" fn sp_hook_enqueue(
 #[no_mangle]
 pub extern "C" fn sp_hook_dequeue(now: u64, cpu: c_uint, tid: i32) {
     hooks::dequeue(now, cpu, tid);
+}
+
+/// `tid`, a woken waiter by its lane, leaves its runqueue to sleep.
+#[no_mangle]
+pub extern "C" fn sp_hook_slept(now: u64, tid: i32) {
+    hooks::lock_event(now, Event::WaiterSlept { tid });
 }
 
 /// The task CPU `cpu` should run instead of CFS's pick `fair_next` (TID, 0: none), or NULL.

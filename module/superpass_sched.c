@@ -266,6 +266,8 @@ void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
 			     int flags)
 {
 	SP_COUNT(dequeue);
+	if ((flags & DEQUEUE_SLEEP) && sp_may_be_woken(p->pid))
+		sp_hook_slept(sp_now(), p->pid);
 	if (!sp_boosting() || !sp_may_be_boosted(p->pid))
 		return;
 	sp_hook_dequeue(sp_now(), cpu_of(rq), p->pid);
@@ -387,7 +389,7 @@ void sp_probe_tick(void *d, struct rq *rq)
 {
 	SP_COUNT(tick);
 	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
-	if (!sp_boosting())
+	if (!sp_boosting() && !sp_gate(SP_GATE_REGRANT))
 		return;
 	if (sp_hook_tick(sp_now(), rq, cpu_of(rq), rq->curr->pid))
 		sp_resched_rq(rq);

@@ -80,6 +80,9 @@ pub struct Wait {
     pub root: Tid,
     /// 0 for a critical waiter, n for a task n links down a chain.
     pub depth: u32,
+    /// A release woke this critical waiter: it is runnable and retries the lock when it runs,
+    /// so the lock's holders do not block it until it sleeps again.
+    pub woken: bool,
 }
 
 /// The blockers of one wait, in a fixed array.
@@ -109,7 +112,7 @@ impl Blockers {
     }
 
     #[inline]
-    fn push(&mut self, t: Tid) {
+    pub(crate) fn push(&mut self, t: Tid) {
         if self.len < MAX_BLOCKERS && t > 0 && !self.as_slice().contains(&t) {
             self.tids[self.len] = t;
             self.len += 1;
@@ -163,6 +166,8 @@ pub struct Detector {
     waiting: TidFilter,
     /// `max_readers`: how many of a lock's recorded readers are tracked.
     max_readers: u8,
+    /// [`Detector::woken_lanes`].
+    woken_lanes: u64,
 }
 
 /// The number of lock-table sets `t` asks for (at least one, even for an invalid `t`).
@@ -186,6 +191,7 @@ impl Detector {
             untracked: 0,
             waiting: TidFilter::new(),
             max_readers: t.max_readers as u8,
+            woken_lanes: 0,
         }
     }
 
@@ -201,6 +207,7 @@ impl Detector {
         self.untracked = 0;
         self.waiting.clear();
         self.max_readers = t.max_readers as u8;
+        self.woken_lanes = 0;
     }
 
     #[inline(always)]
@@ -440,6 +447,16 @@ impl Detector {
         })
     }
 
+    /// True if `tid` holds `lock` as its owner or as one of its first `max_readers` recorded
+    /// readers (those named as blockers).
+    pub fn blocks_as_holder(&self, lock: LockId, tid: Tid) -> bool {
+        self.find(lock).is_some_and(|i| {
+            let s = &self.locks[i];
+            let tracked = (s.nreaders as usize).min(self.max_readers as usize);
+            s.owner == tid || (s.owner == 0 && s.readers[..tracked].contains(&tid))
+        })
+    }
+
     /// True if tracked waits are on `lock`.
     #[inline]
     pub fn has_waits_on(&self, lock: LockId) -> bool {
@@ -638,6 +655,9 @@ impl Detector {
         if w.depth > 0 {
             self.waiting.remove(w.waiter);
         }
+        if w.woken {
+            self.update_woken_lanes();
+        }
         // `hi` is one past the last live wait: only ending that one can leave free slots at the
         // end of the range.
         if j + 1 == self.hi {
@@ -663,6 +683,49 @@ impl Detector {
     #[cold]
     fn end_stale_wait(&mut self, j: usize) {
         self.end_wait(j);
+    }
+
+    /// Marks critical `waiter`'s wait on `lock` woken (see [`Wait::woken`]); false if it has no
+    /// such wait.
+    pub fn set_woken(&mut self, waiter: Tid, lock: LockId) -> bool {
+        let Some(w) = self.waits[..self.hi]
+            .iter_mut()
+            .flatten()
+            .find(|w| w.waiter == waiter && w.lock == lock && w.depth == 0)
+        else {
+            return false;
+        };
+        w.woken = true;
+        self.woken_lanes |= 1 << (waiter as u32 % 64);
+        true
+    }
+
+    /// Clears `waiter`'s woken mark, returning its wait if it was woken.
+    pub fn take_woken(&mut self, waiter: Tid) -> Option<Wait> {
+        let w = self.waits[..self.hi]
+            .iter_mut()
+            .flatten()
+            .find(|w| w.waiter == waiter && w.woken)?;
+        w.woken = false;
+        let w = *w;
+        self.update_woken_lanes();
+        Some(w)
+    }
+
+    #[cold]
+    fn update_woken_lanes(&mut self) {
+        self.woken_lanes = self.waits[..self.hi]
+            .iter()
+            .flatten()
+            .filter(|w| w.woken)
+            .fold(0, |m, w| m | 1 << (w.waiter as u32 % 64));
+    }
+
+    /// One bit per woken waiter, bit `tid % 64`: a platform reports a task's sleep
+    /// ([`Event::WaiterSlept`](super::event::Event::WaiterSlept)) only if its bit is set.
+    #[inline]
+    pub fn woken_lanes(&self) -> u64 {
+        self.woken_lanes
     }
 
     /// The live wait of `waiter`, if any.
@@ -693,6 +756,16 @@ impl Detector {
 
     /// Checks the structural invariants; used by tests.
     pub fn check(&self, t: &Tunables) -> Result<(), &'static str> {
+        let woken = self
+            .waits()
+            .filter(|w| w.woken)
+            .fold(0u64, |m, w| m | 1 << (w.waiter as u32 % 64));
+        if woken != self.woken_lanes {
+            return Err("woken lanes out of sync");
+        }
+        if self.waits().any(|w| w.woken && w.depth > 0) {
+            return Err("a chain wait marked woken");
+        }
         for (i, s) in self.locks.iter().enumerate() {
             if s.id == 0 {
                 continue;
@@ -762,6 +835,7 @@ mod tests {
             start: 0,
             root: waiter,
             depth: 0,
+            woken: false,
         }
     }
 

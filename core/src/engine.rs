@@ -8,7 +8,7 @@
 use super::abi::{self, AbiError, Message, Request};
 use super::critical::CriticalSet;
 use super::detector::{Blockers, Detector, Wait};
-use super::fasttrack::{Cx, FastTrack, GrantOutcome, Link};
+use super::fasttrack::{Cx, FastTrack, GrantOutcome, Link, MAX_COOLING};
 use super::filter::{lanes_may_contain, TidFilter};
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
 use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
@@ -241,6 +241,7 @@ impl<O: Observer> Engine<O> {
         if self.enabled && !on {
             self.ft
                 .revoke(now, RevokeReason::Disabled, |_| true, cx!(self));
+            self.ft.clear_cooling();
             self.detector.reset(&self.tun);
         }
         self.enabled = on;
@@ -253,6 +254,7 @@ impl<O: Observer> Engine<O> {
             .revoke(now, RevokeReason::Reconfigured, |_| true, cx!(self));
         self.tun = t;
         self.ft.configure(&self.tun);
+        self.ft.clear_cooling();
         self.detector.reset(&self.tun);
         // A smaller critical capacity drops the newest registrations.
         while self.critical.len() > t.max_critical as usize {
@@ -408,6 +410,7 @@ impl<O: Observer> Engine<O> {
             start: now,
             root: waiter,
             depth: 0,
+            woken: false,
         };
         self.detector
             .wait_start_owned(now, j, w, owner, &mut self.stats);
@@ -452,7 +455,29 @@ impl<O: Observer> Engine<O> {
             start: now,
             root,
             depth,
+            woken: false,
         };
+        self.grant_blockers(now, w, owner, true, out);
+    }
+
+    /// Records wait `w` (replacing its waiter's old record) and grants the blockers the lock
+    /// table and `owner` name for it; `fresh` for a new wait, false for one that resumes.
+    fn grant_blockers(
+        &mut self,
+        now: Nanos,
+        w: Wait,
+        owner: Option<Tid>,
+        fresh: bool,
+        out: &mut Boosted,
+    ) {
+        let Wait {
+            waiter,
+            lock,
+            kind,
+            root,
+            depth,
+            ..
+        } = w;
         out.0 = Named::List(Blockers::default());
         let Named::List(blockers) = &mut out.0 else {
             return;
@@ -460,7 +485,7 @@ impl<O: Observer> Engine<O> {
         self.detector
             .wait_start_into(now, w, owner, &mut self.stats, blockers);
         if blockers.as_slice().is_empty() {
-            if depth == 0 {
+            if depth == 0 && fresh {
                 self.stats.bump(Counter::NoBlockerKnown);
             }
             out.0 = Named::Nothing;
@@ -591,6 +616,12 @@ impl<O: Observer> Engine<O> {
             if w.lock != lock || w.waiter == blocker || !blocks(&w) {
                 continue;
             }
+            if w.woken {
+                // The waiter runs next and retries; boosting a holder that took the lock
+                // meanwhile would keep it off its CPU. It is granted if the waiter sleeps again.
+                self.stats.bump(Counter::DeferredGrants);
+                continue;
+            }
             // Only a wait that still matters, on behalf of the root it matters for now: a chain
             // link's boost may since hang from another critical thread, or from none.
             let (root, depth) = if w.depth == 0 {
@@ -698,10 +729,51 @@ impl<O: Observer> Engine<O> {
     #[inline]
     pub fn waiter_woken(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Boosted {
         let mut out = Boosted::default();
-        if self.enabled && tid > 0 && self.detector.has_waits_on(lock) && !self.is_critical(tid) {
-            self.follow(now, lock, tid, Counter::HandoffGrants, |_| true, &mut out);
+        if self.enabled && tid > 0 && self.detector.has_waits_on(lock) {
+            if !self.is_critical(tid) {
+                self.follow(now, lock, tid, Counter::HandoffGrants, |_| true, &mut out);
+            } else {
+                self.critical_woken(lock, tid);
+            }
         }
         out
+    }
+
+    /// A release woke critical waiter `tid` of `lock`. Until it runs and takes the lock or
+    /// sleeps again, whoever takes the lock meanwhile (a running task may, before it) is not
+    /// granted on its behalf: a boosted holder runs ahead of every other task on its CPU, which
+    /// may be the one the woken waiter is queued on, so granting it would keep the waiter from
+    /// retrying for as long as the holder keeps taking the lock.
+    #[cold]
+    #[inline(never)]
+    fn critical_woken(&mut self, lock: LockId, tid: Tid) {
+        self.detector.set_woken(tid, lock);
+    }
+
+    /// `tid` left its runqueue to sleep. If it is a woken critical waiter, it retried and lost
+    /// the lock: the lock's holders block it again and are granted.
+    ///
+    /// A platform reports this only for tasks in [`Engine::woken_lanes`]. Returns the tasks
+    /// this boosted, if any.
+    pub fn waiter_slept(&mut self, now: Nanos, tid: Tid) -> Boosted {
+        let mut out = Boosted::default();
+        if !self.enabled || self.detector.woken_lanes() & (1 << (tid as u32 % 64)) == 0 {
+            return out;
+        }
+        if let Some(w) = self.detector.take_woken(tid) {
+            if self.is_critical(tid) {
+                self.stats.bump(Counter::ResumedWaits);
+                self.grant_blockers(now, w, None, false, &mut out);
+            }
+        }
+        out
+    }
+
+    /// One bit per woken critical waiter, bit `tid % 64`: whose sleeps a platform reports as
+    /// [`Event::WaiterSlept`].
+    #[inline]
+    pub fn woken_lanes(&self) -> u64 {
+        self.detector.woken_lanes()
     }
 
     /// Whether `tid` might be critical or boosted, i.e. whether its waits could matter.
@@ -835,6 +907,60 @@ impl<O: Observer> Engine<O> {
     #[inline(never)]
     fn tick_busy(&mut self, now: Nanos, cpu: Cpu, curr: Tid) -> bool {
         self.ft.tick_busy(now, cpu as usize, curr, cx!(self))
+    }
+
+    /// Whether a budget-revoked task's window has passed at `now` ([`Engine::regrant`] is due):
+    /// one compare, made at every tick.
+    #[inline(always)]
+    pub fn regrant_due(&self, now: Nanos) -> bool {
+        self.ft.regrant_due(now)
+    }
+
+    /// Grants again each budget-revoked task whose window has passed, if it still holds a lock
+    /// (as its owner or a tracked reader) that a tracked wait is on. Returns the tasks this
+    /// boosted.
+    #[cold]
+    #[inline(never)]
+    pub fn regrant(&mut self, now: Nanos) -> Boosted {
+        let mut due = [0 as Tid; MAX_COOLING];
+        let n = self.ft.take_due(now, &mut due);
+        let mut list = Blockers::default();
+        if !self.enabled {
+            return Boosted::default();
+        }
+        for &tid in &due[..n] {
+            let mut one = Boosted::default();
+            for j in 0..self.detector.wait_end() {
+                let Some(w) = self.detector.wait_at(j) else {
+                    continue;
+                };
+                if self.detector.blocks_as_holder(w.lock, tid) {
+                    self.follow(
+                        now,
+                        w.lock,
+                        tid,
+                        Counter::BudgetRegrants,
+                        |_| true,
+                        &mut one,
+                    );
+                }
+            }
+            if !one.as_slice().is_empty() {
+                list.push(tid);
+            }
+        }
+        Boosted(if list.as_slice().is_empty() {
+            Named::Nothing
+        } else {
+            Named::List(list)
+        })
+    }
+
+    /// True if budget-revoked tasks wait for their next window: a platform that filters ticks
+    /// lets them through to the engine while this holds.
+    #[inline]
+    pub fn regrants_pending(&self) -> bool {
+        self.ft.cooling()
     }
 
     /// The platform's own view of who holds `lock` (`owner`, 0 for none, and `readers`, oldest

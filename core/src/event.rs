@@ -76,6 +76,12 @@ pub enum Event {
         /// Whether the platform accepted the name.
         valid: bool,
     },
+    /// `tid` left its runqueue to sleep. Reported only for tasks in [`Engine::woken_lanes`]: a
+    /// woken critical waiter that sleeps again lost its retry, and its lock's holders block it.
+    WaiterSlept {
+        /// The task.
+        tid: Tid,
+    },
     /// `tid` exited.
     TaskExit {
         /// The task.
@@ -122,7 +128,8 @@ pub enum Event {
         /// CPUs it may run on.
         allowed_mask: u64,
     },
-    /// The tick on CPU `cpu`, running `curr`.
+    /// The tick on CPU `cpu`, running `curr`. Answered `Resched`, or `Boosted` when a
+    /// budget-revoked task is granted again (its window passed).
     Tick {
         /// The CPU.
         cpu: Cpu,
@@ -254,6 +261,7 @@ impl<O: Observer> Engine<O> {
                 owner,
                 valid,
             } => Answer::boosted(self.futex_wait(now, waiter, owner, valid)),
+            Event::WaiterSlept { tid } => Answer::boosted(self.waiter_slept(now, tid)),
             Event::TaskExit { tid } => {
                 self.task_exit(now, tid);
                 Answer::None
@@ -277,7 +285,15 @@ impl<O: Observer> Engine<O> {
             } => self
                 .select_cpu(now, tid, prev_cpu, idle_mask, allowed_mask)
                 .map_or(Answer::None, Answer::Place),
-            Event::Tick { cpu, curr } => Answer::flag(self.tick(now, cpu, curr)),
+            Event::Tick { cpu, curr } => {
+                if self.tick(now, cpu, curr) {
+                    Answer::Resched
+                } else if self.regrant_due(now) {
+                    Answer::boosted(self.regrant(now))
+                } else {
+                    Answer::None
+                }
+            }
         }
     }
 }

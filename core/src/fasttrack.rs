@@ -6,8 +6,8 @@
 //! preempt, where a waking boosted task should go, and charges it on every tick and switch.
 //!
 //! Three bounds keep this safe: a boosted task runs at most `slice_ns` before the next boosted
-//! task on its CPU gets a turn; it gets at most `budget_ns` of fast-tracked CPU in all before its
-//! grants are revoked; and a CPU spends at most `throttle_max_pct` of each `throttle_window_ns` on
+//! task on its CPU gets a turn; it gets at most `budget_ns` of fast-tracked CPU before its grants
+//! are revoked, and is granted again no sooner than a `throttle_window_ns` later; and a CPU spends at most `throttle_max_pct` of each `throttle_window_ns` on
 //! the fast track, after which it falls back to the stock scheduler until the window ends.
 //! Every answer is computed in time bounded by the table sizes in [`super::tunables`].
 
@@ -21,6 +21,10 @@ mod arbiter;
 mod check;
 mod grants;
 mod misfit;
+mod regrant;
+
+use regrant::Cooling;
+pub use regrant::MAX_COOLING;
 
 // Each table's live slots are one `u64` mask.
 const _: () = assert!(MAX_GRANTS <= 64);
@@ -181,6 +185,10 @@ pub struct FastTrack {
     window_ns: Nanos,
     cap_ns: Nanos,
     filter: TidFilter,
+    /// Budget-revoked tasks waiting for their next window (`regrant.rs`).
+    cooling: [Option<Cooling>; MAX_COOLING],
+    /// The soonest `until` in `cooling`; `Nanos::MAX` if it is empty.
+    next_regrant: Nanos,
 }
 
 impl FastTrack {
@@ -200,6 +208,8 @@ impl FastTrack {
             cap_ns: Tunables::DEFAULT.throttle_window_ns / 100
                 * Tunables::DEFAULT.throttle_max_pct as u64,
             filter: TidFilter::new(),
+            cooling: [None; MAX_COOLING],
+            next_regrant: Nanos::MAX,
         }
     }
 

@@ -80,6 +80,15 @@ pub enum Counter {
     FutexHints,
     /// Owner hints refused: not a live thread of the waiter's process, or the waiter itself.
     FutexHintsRejected,
+    /// New holders of a lock left ungranted because the critical waiter they block was already
+    /// woken by a release (it retries first; they are granted if it sleeps again).
+    DeferredGrants,
+    /// Woken critical waiters that lost the lock and slept again: their lock's holders were
+    /// granted then.
+    ResumedWaits,
+    /// Grants given again, a throttle window after a budget revoke, to a task that still held a
+    /// lock a tracked wait was on.
+    BudgetRegrants,
 }
 
 /// The counters' names, by index; empty names are reserved slots.
@@ -117,9 +126,9 @@ pub const COUNTER_NAMES: [&str; NUM_COUNTERS] = [
     "stale_waits",
     "futex_hints",
     "futex_hints_rejected",
-    "",
-    "",
-    "",
+    "deferred_grants",
+    "resumed_waits",
+    "budget_regrants",
     "",
     "",
     "",

@@ -123,7 +123,7 @@ pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
         min: 500_000,
         max: 100_000_000,
         unit: "ns",
-        doc: "How much fast-tracked CPU time a boosted task gets before its grants are revoked.",
+        doc: "How much fast-tracked CPU time a boosted task gets before its grants are revoked (it may be granted again a throttle window later).",
     },
     TunableDesc {
         name: "throttle_window_ns",

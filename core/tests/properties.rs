@@ -11,7 +11,9 @@
 //!   the documented rule: the first `max_readers` of the readers recorded while SuperPass is on,
 //!   in arrival order, a departed one's place taken by the next);
 //! - while nothing was missed or reset, a critical wait follows its lock: whoever holds it now
-//!   (owner, tracked readers) is boosted, however often it changed hands during the wait;
+//!   (owner, tracked readers) is boosted, however often it changed hands during the wait,
+//!   except while a release has woken the critical waiter (it retries first) and until it
+//!   sleeps again;
 //! - a woken waiter is boosted only while it is about to take the lock;
 //! - pick only ever names a boosted task that is on that CPU's runqueue.
 
@@ -20,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use superpass_core::detector::READER_RECORD;
 use superpass_core::stats::Counter;
 use superpass_core::tunables::Tunables;
-use superpass_core::{Engine, LockKind, NoObserver, Role, Tid};
+use superpass_core::{Engine, Event, LockKind, NoObserver, Role, Tid};
 
 const THREADS: Tid = 10;
 const LOCKS: u64 = 4; // 1, 2: mutexes; 3, 4: rwsems
@@ -78,6 +80,10 @@ enum Op {
     Wake {
         l: u64,
     },
+    /// `t` sleeps: a woken critical waiter lost its retry.
+    Sleep {
+        t: Tid,
+    },
     /// The owner of `l` releases it and `t`, arriving just then, takes it (barging).
     Handover {
         l: u64,
@@ -105,6 +111,7 @@ fn op() -> impl Strategy<Value = Op> {
         ),
         4 => (0..3000u64).prop_map(|us| Op::Advance { us }),
         2 => (1..=LOCKS).prop_map(|l| Op::Wake { l }),
+        2 => t.clone().prop_map(|t| Op::Sleep { t }),
         3 => (1..=LOCKS, t.clone()).prop_map(|(l, t)| Op::Handover { l, t }),
     ]
 }
@@ -358,7 +365,13 @@ impl Harness {
             }
             Op::Tick { cpu } => {
                 let curr = self.w.curr[cpu as usize];
-                self.e.tick(now, cpu, curr);
+                // A tick may grant a budget-revoked holder again: place it as the module does.
+                let a = self.e.handle(now, Event::Tick { cpu, curr });
+                for &b in a.newly_boosted() {
+                    if let Some(&c) = self.w.rq.get(&b) {
+                        self.e.enqueue(now, c, b);
+                    }
+                }
             }
             Op::Critical { t, add } => {
                 if add {
@@ -405,6 +418,16 @@ impl Harness {
                         if self.w.can_take(l, write) {
                             self.take(t, l, write);
                         }
+                    }
+                }
+            }
+            Op::Sleep { t } => {
+                if self.w.critical.contains(&t) && self.w.woken.contains_key(&t) {
+                    self.w.woken.remove(&t);
+                }
+                for &b in self.e.waiter_slept(now, t).as_slice() {
+                    if let Some(&cpu) = self.w.rq.get(&b) {
+                        self.e.enqueue(now, cpu, b);
                     }
                 }
             }
@@ -489,6 +512,10 @@ impl Harness {
         let k = self.e.tunables().max_readers as usize;
         for (&t, &(l, write)) in &self.w.waiting {
             if !self.w.critical.contains(&t) || self.wait_step[&t] < self.spoiled {
+                continue;
+            }
+            if self.w.woken.contains_key(&t) {
+                // Woken: it retries before anyone is granted for it.
                 continue;
             }
             let holders = match self.w.owner.get(&l) {

@@ -2,7 +2,9 @@
 
 use superpass_core::abi::{self, AbiError, Message};
 use superpass_core::stats::Counter;
-use superpass_core::{Engine, LockKind, Nanos, NoObserver, Observer, RevokeReason, Role, Tid};
+use superpass_core::{
+    Answer, Engine, Event, LockKind, Nanos, NoObserver, Observer, RevokeReason, Role, Tid,
+};
 
 const MS: Nanos = 1_000_000;
 const L1: u64 = 0xffff_8880_0000_1000;
@@ -213,6 +215,46 @@ fn budget_bounds_fast_tracked_cpu() {
     assert_eq!(e.stats().get(Counter::RevokeBudget), 1);
     assert!(e.stats().get(Counter::FastTrackNs) >= budget);
     assert_eq!(e.pick(now, 0, 300), None);
+}
+
+#[test]
+fn a_blocker_revoked_on_its_budget_is_granted_again_a_window_later() {
+    let mut e = engine();
+    let (budget, window) = (e.tunables().budget_ns, e.tunables().throttle_window_ns);
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.enqueue(0, 0, 200);
+    assert_eq!(e.pick(0, 0, 300), Some(200));
+    let tick = |e: &mut Engine<Log>, now| e.handle(now, Event::Tick { cpu: 0, curr: 200 });
+    assert_eq!(tick(&mut e, budget), Answer::Resched);
+    assert!(!e.is_boosted(200));
+    assert!(e.regrants_pending());
+    // Still holding the lock the critical thread waits on, but within the same window: nothing.
+    assert_eq!(tick(&mut e, budget + window - 1), Answer::None);
+    assert!(!e.is_boosted(200));
+    ok(&e);
+    // Its window has passed: granted again, with a fresh budget.
+    let a = tick(&mut e, budget + window);
+    assert_eq!(a.newly_boosted(), &[200]);
+    assert!(e.is_boosted(200) && !e.regrants_pending());
+    assert_eq!(e.fast_track().used_ns(200), Some(0));
+    assert_eq!(e.stats().get(Counter::BudgetRegrants), 1);
+    ok(&e);
+}
+
+#[test]
+fn a_budget_revoked_task_that_let_go_of_the_lock_is_not_granted_again() {
+    let mut e = engine();
+    let (budget, window) = (e.tunables().budget_ns, e.tunables().throttle_window_ns);
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.enqueue(0, 0, 200);
+    e.pick(0, 0, 300);
+    e.tick(budget, 0, 200);
+    e.owner_released(budget + 1, L1, 200);
+    let a = e.handle(budget + window, Event::Tick { cpu: 0, curr: 300 });
+    assert_eq!(a, Answer::None);
+    assert!(!e.is_boosted(200) && !e.regrants_pending());
+    assert_eq!(e.stats().get(Counter::BudgetRegrants), 0);
+    ok(&e);
 }
 
 #[test]
@@ -610,6 +652,41 @@ fn a_waiter_woken_ahead_of_a_critical_one_is_boosted_until_it_is_done() {
     assert!(!e.is_boosted(150));
     // Waking the critical thread itself boosts nobody.
     assert!(e.waiter_woken(4 * MS, L1, 100).as_slice().is_empty());
+    ok(&e);
+}
+
+#[test]
+fn a_holder_that_takes_the_lock_before_the_woken_critical_waiter_runs_waits_for_its_retry() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert!(e.is_boosted(200));
+    // The release wakes the critical thread; before it runs, the releaser takes the lock
+    // again (a running task may: no handoff is pending yet).
+    e.owner_released(2 * MS, L1, 200);
+    assert!(e.waiter_woken(2 * MS, L1, 100).as_slice().is_empty());
+    assert_ne!(e.woken_lanes() & (1 << (100 % 64)), 0);
+    assert!(e.owner_acquired(2 * MS, L1, 200).as_slice().is_empty());
+    assert!(
+        !e.is_boosted(200),
+        "boosted, it would keep the woken waiter off the CPU"
+    );
+    assert_eq!(e.stats().get(Counter::DeferredGrants), 1);
+    ok(&e);
+    // A sleep of a task that is not a woken waiter changes nothing.
+    assert!(e.waiter_slept(2 * MS, 300).as_slice().is_empty());
+    // The critical thread ran, lost its retry and sleeps again: the holder blocks it again.
+    assert_eq!(e.waiter_slept(3 * MS, 100).as_slice(), &[200]);
+    assert!(e.is_boosted(200));
+    assert_eq!(e.stats().get(Counter::ResumedWaits), 1);
+    assert_eq!(e.woken_lanes(), 0);
+    ok(&e);
+    // The wait kept its start: the blocking time counts from the first attempt.
+    e.owner_released(4 * MS, L1, 200);
+    e.waiter_woken(4 * MS, L1, 100);
+    e.wait_finish(5 * MS, 100, L1);
+    assert_eq!(e.stats().blocking.max(), 4 * MS);
+    assert_eq!(e.woken_lanes(), 0);
+    assert_eq!(e.fast_track().grants().count(), 0);
     ok(&e);
 }
 

@@ -248,7 +248,10 @@ enum sp_tunable {
 	X(29, HANDOFF_GRANTS, "handoff_grants") \
 	X(30, STALE_WAITS, "stale_waits") \
 	X(31, FUTEX_HINTS, "futex_hints") \
-	X(32, FUTEX_HINTS_REJECTED, "futex_hints_rejected")
+	X(32, FUTEX_HINTS_REJECTED, "futex_hints_rejected") \
+	X(33, DEFERRED_GRANTS, "deferred_grants") \
+	X(34, RESUMED_WAITS, "resumed_waits") \
+	X(35, BUDGET_REGRANTS, "budget_regrants")
 
 enum sp_counter {
 	SP_COUNTER_CRITICAL_WAITS = 0,
@@ -284,6 +287,9 @@ enum sp_counter {
 	SP_COUNTER_STALE_WAITS = 30,
 	SP_COUNTER_FUTEX_HINTS = 31,
 	SP_COUNTER_FUTEX_HINTS_REJECTED = 32,
+	SP_COUNTER_DEFERRED_GRANTS = 33,
+	SP_COUNTER_RESUMED_WAITS = 34,
+	SP_COUNTER_BUDGET_REGRANTS = 35,
 };
 
 /*
@@ -390,6 +396,9 @@ static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_STALE_WAITS] = "stale_waits",
 	[SP_COUNTER_FUTEX_HINTS] = "futex_hints",
 	[SP_COUNTER_FUTEX_HINTS_REJECTED] = "futex_hints_rejected",
+	[SP_COUNTER_DEFERRED_GRANTS] = "deferred_grants",
+	[SP_COUNTER_RESUMED_WAITS] = "resumed_waits",
+	[SP_COUNTER_BUDGET_REGRANTS] = "budget_regrants",
 };
 static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"mutex_wait",

@@ -382,6 +382,8 @@ int main(int argc, char **argv)
 			printf("M %s_missed_readers %llu\n", m, (unsigned long long)c[SP_COUNTER_MISSED_READERS]);
 			printf("M %s_revoke_budget %llu\n", m, (unsigned long long)c[SP_COUNTER_REVOKE_BUDGET]);
 			printf("M %s_throttles %llu\n", m, (unsigned long long)c[SP_COUNTER_THROTTLES]);
+			printf("M %s_deferred_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_DEFERRED_GRANTS]);
+			printf("M %s_resumed_waits %llu\n", m, (unsigned long long)c[SP_COUNTER_RESUMED_WAITS]);
 			printf("M %s_fast_track_ms %.1f\n", m, c[SP_COUNTER_FAST_TRACK_NS] / 1e6);
 			if (c[SP_COUNTER_CRITICAL_WAITS])
 				printf("M %s_blockers_per_wait %.2f\n", m,

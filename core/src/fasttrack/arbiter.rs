@@ -61,6 +61,9 @@ impl FastTrack {
         obs: &mut O,
     ) {
         let ended = self.grants_of(bi);
+        if let Some(b) = self.boosts[bi as usize] {
+            self.cool(now, b.tid);
+        }
         self.revoke_slots(now, RevokeReason::Budget, ended, &mut Cx { t, st, obs });
     }
 

@@ -6,6 +6,10 @@ use super::FastTrack;
 impl FastTrack {
     /// Checks the structural invariants and bounds; used by tests.
     pub fn check(&self, t: &Tunables) -> Result<(), &'static str> {
+        let soonest = self.cooling.iter().flatten().map(|c| c.until).min();
+        if soonest.unwrap_or(super::super::Nanos::MAX) != self.next_regrant {
+            return Err("next_regrant out of sync");
+        }
         let grants = self.grants.iter().flatten().count();
         if grants > t.max_grants as usize {
             return Err("more grants than max_grants");

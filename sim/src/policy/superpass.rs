@@ -10,7 +10,7 @@
 //! The simulator reports to the engine at the points the kernel hooks fire, in core's own
 //! protocol ([`superpass_core::Event`], answered by [`Engine::handle`]), exactly as the kernel
 //! module does: lock wait start and finish, owner and reader acquire/release, a waiter woken by
-//! a release, enqueue, dequeue, the fair pick (`replace_next_task_fair`), wakeup preemption,
+//! a release, a woken critical waiter's sleep, enqueue, dequeue, the fair pick (`replace_next_task_fair`), wakeup preemption,
 //! wakeup CPU selection and the tick. The fast track only reorders the fair class, so RT tasks
 //! still run first. Each hook call is charged as CPU time on the CPU it runs on ([`HOOK_NS`], an
 //! assumption documented in docs/sim.md).
@@ -19,7 +19,7 @@ use super::kernel_view::{visible, Device};
 use super::{Action, LockEvent, Policy, PolicyStats};
 use crate::locks::visibility::Visibility;
 use crate::locks::TaskIdx;
-use crate::sched::World;
+use crate::sched::{State, World};
 use crate::workload::ThreadRole;
 use superpass_core::{Answer, Engine, Event, LockId, Nanos, Observer, RevokeReason, Role, Tid};
 
@@ -369,6 +369,17 @@ impl Policy for SuperPass {
     fn dequeue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {
         self.hook(cpu, out);
         let tid = Self::tid(w, t);
+        // The module's dequeue probe reports a sleep (DEQUEUE_SLEEP) of a task in the
+        // engine's woken lanes.
+        if matches!(w.task(t).state, State::Blocked(_))
+            && self
+                .engine
+                .as_ref()
+                .is_some_and(|e| e.woken_lanes() & (1 << (tid as u32 % 64)) != 0)
+        {
+            let a = self.handle(w.now, Event::WaiterSlept { tid });
+            self.place(w, a, out);
+        }
         self.handle(w.now, Event::Dequeue { cpu, tid });
         self.drain(w, out);
     }
@@ -437,9 +448,11 @@ impl Policy for SuperPass {
     fn tick(&mut self, w: &World, cpu: u32, curr: TaskIdx, out: &mut Vec<Action>) -> bool {
         self.hook(cpu, out);
         let curr = Self::tid(w, curr);
-        let r = self.handle(w.now, Event::Tick { cpu, curr }) == Answer::Resched;
+        let a = self.handle(w.now, Event::Tick { cpu, curr });
+        // A budget-revoked blocker granted again (its window passed) is placed like any other.
+        self.place(w, a, out);
         self.drain(w, out);
-        r
+        a == Answer::Resched
     }
 
     fn misfit_targets(

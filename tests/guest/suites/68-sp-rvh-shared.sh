@@ -34,4 +34,9 @@ d=$(sed -n 's/^select_decided //p' /proc/sp_vendorsched)
 sp-inversion -l mutex -m off,on -d ${SP_SHARED_SECS:-30} -H 4 -w 500 -o 100 -p 1000 -R 72 > /tmp/inv.out 2>&1 || fail=1
 grep -v '^M ' /tmp/inv.out
 grep '^M ' /tmp/inv.out | cut -c3- >> "$SPTEST_METRICS"
+# The blocker re-takes the lock before the woken critical thread runs: those holds wait for the
+# thread's retry (deferred) and are granted when it sleeps again (resumed), through the dequeue
+# probe's sleep report.
+r=$(sed -n 's/^M on_resumed_waits //p' /tmp/inv.out)
+[ "${r:-0}" -gt 0 ] || { echo "FAIL no woken critical waiter was seen sleeping again"; fail=1; }
 exit $fail
