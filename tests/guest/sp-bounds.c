@@ -11,7 +11,9 @@
  *
  * Pass: the fast-tracked CPU time (FastTrackNs) exceeds budget_ns by at most
  * 1 ms per grant (the module's timer ends a grant on its budget, not at the
- * next tick), the grant ended by budget, and the hogs got at least
+ * next tick), a grant ended by budget, the blocker was granted at most once
+ * per throttle window (the budget is per window: a revoked holder that still
+ * blocks is granted again a window later), and the hogs got at least
  * MIN_PCT% (default 80) of the CPU share they had in phase 1. The share is
  * the hogs' own CPU time over wall time: unlike their iteration rate, it
  * does not move when the host slows the whole VM down (TCG on a shared
@@ -152,6 +154,7 @@ int main(int argc, char **argv)
 
 	st->hdr = SP_HDR(struct sp_stats);
 	ioctl(spfd, SP_GET_STATS, st);
+	uint64_t boosted_ns = now_ns() - t0;
 	ioctl(tfd, SPT_RELEASE);
 	pthread_join(b, NULL);
 	pthread_join(c, NULL);
@@ -168,6 +171,9 @@ int main(int argc, char **argv)
 	 * 1 ms per grant.
 	 */
 	uint64_t grants = st->counters[SP_COUNTER_GRANTS];
+	/* The budget is per throttle window: one grant, then one more per window passed. */
+	uint64_t window = t.values[SP_TUNABLE_THROTTLE_WINDOW_NS];
+	uint64_t max_grants = 1 + (window ? boosted_ns / window : 0);
 	uint64_t slack = 1000000 * (grants ? grants : 1);
 	uint64_t overrun = ft > budget * (grants ? grants : 1) ? ft - budget * (grants ? grants : 1) : 0;
 	double pct = 100.0 * share_during / share_alone;
@@ -177,6 +183,8 @@ int main(int argc, char **argv)
 	printf("M overrun_ms %.3f\n", overrun / 1e6);
 	printf("M revoke_budget %llu\n", (unsigned long long)st->counters[SP_COUNTER_REVOKE_BUDGET]);
 	printf("M grants %llu\n", (unsigned long long)st->counters[SP_COUNTER_GRANTS]);
+	printf("M max_grants %llu\n", (unsigned long long)max_grants);
+	printf("M budget_regrants %llu\n", (unsigned long long)st->counters[SP_COUNTER_BUDGET_REGRANTS]);
 	printf("M throttles %llu\n", (unsigned long long)st->counters[SP_COUNTER_THROTTLES]);
 	printf("M blocker_cpu_ms %.1f\n", blocker_cpu_ns / 1e6);
 	printf("M hog_rate_alone %.0f\n", base);
@@ -195,6 +203,12 @@ int main(int argc, char **argv)
 	if (overrun > slack) {
 		printf("FAIL fast-tracked CPU %.3f ms over the budget (at most 1 ms per grant)\n",
 		       overrun / 1e6);
+		fail = 1;
+	}
+	if (grants > max_grants) {
+		printf("FAIL %llu grants in %.2f s: at most one budget per %.0f ms window allows %llu\n",
+		       (unsigned long long)grants, boosted_ns / 1e9, window / 1e6,
+		       (unsigned long long)max_grants);
 		fail = 1;
 	}
 	if (!st->counters[SP_COUNTER_REVOKE_BUDGET]) {

@@ -1,5 +1,6 @@
-# A fast-tracked blocker that never releases gets no more than the budget, and
-# the nice-0 hogs keep >= 80% of their progress.
+# A fast-tracked blocker that never releases gets no more than one budget per
+# throttle window, each ended within 1 ms of it, and the nice-0 hogs keep >= 80%
+# of their progress.
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
