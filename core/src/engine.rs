@@ -770,7 +770,7 @@ impl<O: Observer> Engine<O> {
     }
 
     /// One bit per woken critical waiter, bit `tid % 64`: whose sleeps a platform reports as
-    /// [`Event::WaiterSlept`].
+    /// [`Event::WaiterSlept`](super::event::Event::WaiterSlept).
     #[inline]
     pub fn woken_lanes(&self) -> u64 {
         self.detector.woken_lanes()
