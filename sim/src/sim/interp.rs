@@ -8,7 +8,9 @@ impl Sim {
     pub(super) fn run_ops(&mut self, t: TaskIdx) -> Flow {
         let ti = t as usize;
         if let (Some(l), None) = (self.w.tasks[ti].lock_wait, self.w.tasks[ti].blocked_on) {
-            self.resume_from_lock(t, l);
+            if !self.resume_from_lock(t, l) {
+                return Flow::Blocked;
+            }
         }
         for _ in 0..100_000 {
             let task = &mut self.w.tasks[ti];

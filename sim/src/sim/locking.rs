@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::explain::{self, Occ, Subject as ExplainSubject};
+use crate::locks::mutex::Release;
 
 impl Sim {
     /// Accounts lock `l`'s occupancy since it was last accounted; call before changing it.
@@ -125,9 +126,13 @@ impl Sim {
         false
     }
 
-    /// A task woken from a lock wait is running again.
-    pub(super) fn resume_from_lock(&mut self, t: TaskIdx, l: u32) {
+    /// A task woken from a lock wait is running again; returns false if it sleeps again (a
+    /// woken mutex waiter that found the mutex taken).
+    pub(super) fn resume_from_lock(&mut self, t: TaskIdx, l: u32) -> bool {
         let cpu = self.w.tasks[t as usize].cpu;
+        if matches!(&self.w.locks[l as usize], Lock::Mutex(m) if m.owner != Some(t)) {
+            return self.retry_mutex(t, l);
+        }
         if self.retries(l) {
             // Woken to retry: the kernel wait is over, the user-visible wait is not.
             self.lock_event(
@@ -138,7 +143,7 @@ impl Sim {
                     acquired: false,
                 },
             );
-            return;
+            return true;
         }
         self.lock_event(
             cpu,
@@ -150,6 +155,43 @@ impl Sim {
         );
         self.end_wait(t, l);
         self.slice_begin(t, Name::LockHold(l));
+        true
+    }
+
+    /// Woken mutex waiter `t` retries inside the same kernel wait: it takes the mutex if it is
+    /// still free (the wait ends, then the acquire is reported, in the kernel's order), or asks
+    /// for a handoff and sleeps again (no new wait starts). Returns false if it sleeps.
+    fn retry_mutex(&mut self, t: TaskIdx, l: u32) -> bool {
+        let ti = t as usize;
+        let cpu = self.w.tasks[ti].cpu;
+        self.lock_occupancy(l);
+        let Lock::Mutex(m) = &mut self.w.locks[l as usize] else {
+            unreachable!("retry_mutex on a mutex");
+        };
+        if m.retry(t) {
+            self.lock_event(
+                cpu,
+                LockEvent::WaitFinish {
+                    waiter: t,
+                    lock: l,
+                    acquired: true,
+                },
+            );
+            self.res.locks[l as usize].acquisitions += 1;
+            self.w.tasks[ti].held.push(l);
+            self.lock_event(cpu, LockEvent::OwnerAcquired { lock: l, tid: t });
+            self.end_wait(t, l);
+            self.slice_begin(t, Name::LockHold(l));
+            return true;
+        }
+        self.w.tasks[ti].blocked_on = Some(l);
+        if self.policy.blocks_in_place(LockKind::Mutex) {
+            self.w.tasks[ti].state = State::Blocked(Why::Lock);
+            self.resched(cpu);
+        } else {
+            self.block(t, Why::Lock);
+        }
+        false
     }
 
     /// Closes a lock wait: trace slice and, for critical threads, a blocking interval.
@@ -198,9 +240,14 @@ impl Sim {
         let mut granted = std::mem::take(&mut self.scratch);
         granted.clear();
         let mut read_grants = false;
+        let mut woken = None;
         let released = match &mut self.w.locks[l as usize] {
             Lock::Mutex(m) => {
-                granted.extend(m.unlock(t));
+                match m.unlock(t) {
+                    Release::HandedTo(g) => granted.push(g),
+                    Release::Woken(w) => woken = Some(w),
+                    Release::Free => {}
+                }
                 LockEvent::OwnerReleased { lock: l, tid: t }
             }
             Lock::PiFutex(m) => {
@@ -231,6 +278,16 @@ impl Sim {
             }
         };
         self.lock_event(cpu, released);
+        if let Some(w) = woken {
+            // The unlock path names the first waiter it wakes (mutex_unlock_slowpath); the
+            // mutex stays free until someone takes it, the woken waiter or a running task.
+            self.lock_event(cpu, LockEvent::Woken { lock: l, tid: w });
+            let wt = &mut self.w.tasks[w as usize];
+            if wt.blocked_on == Some(l) {
+                wt.blocked_on = None;
+                self.wake(w, Some(cpu));
+            }
+        }
         self.res.locks[l as usize].acquisitions += granted.len() as u64;
         for &g in &granted {
             let gt = &mut self.w.tasks[g as usize];
