@@ -126,6 +126,7 @@ struct World {
     readers: BTreeMap<u64, Vec<Tid>>,    // rwsem readers, in arrival order
     recorded: BTreeMap<u64, Vec<Tid>>,   // readers the engine records, in arrival order
     woken: BTreeMap<Tid, u64>,           // waiters woken by a release, until their wait ends
+    woken_critical: BTreeSet<Tid>,       // of those, the ones critical when woken, until they sleep
     waiting: BTreeMap<Tid, (u64, bool)>, // thread -> (lock, write)
     rq: BTreeMap<Tid, u32>,
     curr: [Tid; CPUS as usize],
@@ -290,6 +291,7 @@ impl Harness {
             Op::GiveUp { t } => {
                 if let Some((l, _)) = self.w.waiting.remove(&t) {
                     self.w.woken.remove(&t);
+                    self.w.woken_critical.remove(&t);
                     self.e.wait_finish(now, t, l);
                 }
             }
@@ -298,6 +300,7 @@ impl Harness {
                     if self.w.can_take(l, write) {
                         self.w.waiting.remove(&t);
                         self.w.woken.remove(&t);
+                        self.w.woken_critical.remove(&t);
                         self.e.wait_finish(now, t, l);
                         self.take(t, l, write);
                     }
@@ -380,6 +383,8 @@ impl Harness {
                     }
                 } else if self.e.remove_critical(now, t).is_ok() {
                     self.w.critical.remove(&t);
+                    // Unregistering ends its wait in the engine, woken mark and all.
+                    self.w.woken_critical.remove(&t);
                 }
             }
             Op::Enable(on) => {
@@ -422,7 +427,9 @@ impl Harness {
                 }
             }
             Op::Sleep { t } => {
-                if self.w.critical.contains(&t) && self.w.woken.contains_key(&t) {
+                // Only a waiter that was critical when woken had its wait marked woken; one
+                // woken before it became critical keeps its handoff boost until its wait ends.
+                if self.w.woken_critical.remove(&t) {
                     self.w.woken.remove(&t);
                 }
                 for &b in self.e.waiter_slept(now, t).as_slice() {
@@ -442,6 +449,9 @@ impl Harness {
                 if let Some(t) = first {
                     if let std::collections::btree_map::Entry::Vacant(v) = self.w.woken.entry(t) {
                         v.insert(l);
+                        if self.w.critical.contains(&t) {
+                            self.w.woken_critical.insert(t);
+                        }
                         for &b in self.e.waiter_woken(now, l, t).as_slice() {
                             if let Some(&cpu) = self.w.rq.get(&b) {
                                 self.e.enqueue(now, cpu, b);
