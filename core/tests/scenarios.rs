@@ -196,13 +196,18 @@ fn chain_collapses_when_a_middle_link_is_released() {
     ok(&e);
 }
 
+/// Critical 100 waits on L1 held by 200, which is boosted, queued on CPU 0 and picked there.
+fn blocker_running_on_cpu0(e: &mut Engine<Log>) {
+    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+    e.enqueue(0, 0, 200);
+    assert_eq!(e.pick(0, 0, 300), Some(200));
+}
+
 #[test]
 fn budget_bounds_fast_tracked_cpu() {
     let mut e = engine();
     let budget = e.tunables().budget_ns;
-    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
-    e.enqueue(0, 0, 200);
-    assert_eq!(e.pick(0, 0, 300), Some(200));
+    blocker_running_on_cpu0(&mut e);
     let mut now = 0;
     let mut resched = false;
     while !resched {
@@ -221,9 +226,7 @@ fn budget_bounds_fast_tracked_cpu() {
 fn a_blocker_revoked_on_its_budget_is_granted_again_a_window_later() {
     let mut e = engine();
     let (budget, window) = (e.tunables().budget_ns, e.tunables().throttle_window_ns);
-    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
-    e.enqueue(0, 0, 200);
-    assert_eq!(e.pick(0, 0, 300), Some(200));
+    blocker_running_on_cpu0(&mut e);
     let tick = |e: &mut Engine<Log>, now| e.handle(now, Event::Tick { cpu: 0, curr: 200 });
     assert_eq!(tick(&mut e, budget), Answer::Resched);
     assert!(!e.is_boosted(200));
@@ -245,9 +248,7 @@ fn a_blocker_revoked_on_its_budget_is_granted_again_a_window_later() {
 fn a_budget_revoked_task_that_let_go_of_the_lock_is_not_granted_again() {
     let mut e = engine();
     let (budget, window) = (e.tunables().budget_ns, e.tunables().throttle_window_ns);
-    e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
-    e.enqueue(0, 0, 200);
-    e.pick(0, 0, 300);
+    blocker_running_on_cpu0(&mut e);
     e.tick(budget, 0, 200);
     e.owner_released(budget + 1, L1, 200);
     let a = e.handle(budget + window, Event::Tick { cpu: 0, curr: 300 });

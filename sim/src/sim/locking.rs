@@ -135,27 +135,25 @@ impl Sim {
         }
         if self.retries(l) {
             // Woken to retry: the kernel wait is over, the user-visible wait is not.
-            self.lock_event(
-                cpu,
-                LockEvent::WaitFinish {
-                    waiter: t,
-                    lock: l,
-                    acquired: false,
-                },
-            );
+            self.report_wait_finish(cpu, t, l, false);
             return true;
         }
+        self.report_wait_finish(cpu, t, l, true);
+        self.end_wait(t, l);
+        self.slice_begin(t, Name::LockHold(l));
+        true
+    }
+
+    /// Reports that `t`'s kernel wait for `l` ended, with the lock (`acquired`) or to retry.
+    fn report_wait_finish(&mut self, cpu: u32, t: TaskIdx, l: u32, acquired: bool) {
         self.lock_event(
             cpu,
             LockEvent::WaitFinish {
                 waiter: t,
                 lock: l,
-                acquired: true,
+                acquired,
             },
         );
-        self.end_wait(t, l);
-        self.slice_begin(t, Name::LockHold(l));
-        true
     }
 
     /// Woken mutex waiter `t` retries inside the same kernel wait: it takes the mutex if it is
@@ -169,14 +167,7 @@ impl Sim {
             unreachable!("retry_mutex on a mutex");
         };
         if m.retry(t) {
-            self.lock_event(
-                cpu,
-                LockEvent::WaitFinish {
-                    waiter: t,
-                    lock: l,
-                    acquired: true,
-                },
-            );
+            self.report_wait_finish(cpu, t, l, true);
             self.res.locks[l as usize].acquisitions += 1;
             self.w.tasks[ti].held.push(l);
             self.lock_event(cpu, LockEvent::OwnerAcquired { lock: l, tid: t });
