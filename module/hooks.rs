@@ -254,3 +254,13 @@ pub(crate) fn task_free(now: Nanos, tid: Tid, task: Option<TaskRef>) {
         g.engine.forget_handle(task.handle());
     }
 }
+
+/// The probe groups the engine wants attached at `now`, and `probe_linger_ns`; none while the
+/// engine is not installed. Taking the lock publishes the answer too ([`state::Guard`]).
+pub(crate) fn probes_wanted(now: Nanos) -> (u32, u64) {
+    let Some(mut g) = state::lock() else {
+        return (0, 0);
+    };
+    let linger = g.engine.tunables().probe_linger_ns;
+    (g.engine.probes_wanted(now), linger)
+}

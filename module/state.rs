@@ -91,6 +91,9 @@ impl core::ops::DerefMut for Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        // SAFETY: plain call; it reads the monotonic clock.
+        let now = unsafe { ffi::sp_now() };
+        let probes = self.engine.probes_wanted(now);
         let e = &self.engine;
         let boosted = e.fast_track().boosted_count() as u32;
         let critical = e.critical().len() as u32;
@@ -116,6 +119,7 @@ impl Drop for Guard {
                 woken_lanes,
                 regrants,
                 enabled,
+                probes,
             );
             ffi::sp_engine_unlock(self.flags);
         }

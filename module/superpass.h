@@ -39,6 +39,7 @@ bool sp_hook_preempt(u64 now, u32 cpu, s32 curr, s32 waking);
 s32 sp_hook_select(u64 now, s32 tid, u32 prev_cpu, u64 idle, u64 allowed);
 bool sp_hook_tick(u64 now, void *rq, u32 cpu, s32 curr);
 void sp_hook_task_free(u64 now, s32 tid, void *task);
+u32 sp_probes_poll(u64 now, u64 *recheck_ns);
 long sp_ioctl(unsigned int cmd, unsigned long arg);
 
 /* ---- C helpers for Rust (superpass_hooks.c, superpass_sched.c, superpass_dev.c) ---- */
@@ -46,7 +47,7 @@ unsigned long sp_engine_lock(void);
 void sp_engine_unlock(unsigned long flags);
 void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
 		u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, u64 woken_lanes,
-		bool regrants, bool enabled);
+		bool regrants, bool enabled, u32 probes);
 u64 sp_now(void);
 bool sp_capable_sys_nice(void);
 bool sp_tid_exists(s32 tid);

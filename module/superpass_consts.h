@@ -41,6 +41,10 @@
 #define SP_READER_TABLE_SETS 128
 #define SP_READER_TABLE_WAYS 16
 
+/* Groups of per-lock-operation probes attached on demand (superpass_core::probes). */
+#define SP_PROBES_OWNERS 1
+#define SP_PROBES_READERS 2
+
 /* __print_symbolic() lists: { value, "name" }, ... */
 #define SP_TRACE_LOCK_KINDS \
 	{ SP_KIND_MUTEX, "mutex" }, \

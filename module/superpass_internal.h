@@ -235,8 +235,12 @@ void sp_sched_exit(void);
 /* Draws the key of the lock ids the tracepoints print (superpass_hooks.c). */
 void sp_trace_init(void);
 
-/* ---- hook registration (superpass_hooks.c) ---- */
+/* ---- hook registration (superpass_attach.c) ---- */
 void sp_attach_all(u64 *active_mask, u64 *busy_mask);
 void sp_detach_normal(void);
+/* Called with the engine lock held, after every engine call: the probe groups to keep. */
+void sp_probes_want(u32 probes);
+/* The probe groups attached now (SP_PROBES_*). */
+u32 sp_probes_attached_mask(void);
 
 #endif /* SUPERPASS_INTERNAL_H */

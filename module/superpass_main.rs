@@ -59,6 +59,7 @@ mod ffi {
             woken_lanes: u64,
             regrants: bool,
             enabled: bool,
+            probes: u32,
         );
         pub(crate) fn sp_now() -> u64;
         pub(crate) fn sp_capable_sys_nice() -> bool;
@@ -397,6 +398,22 @@ pub unsafe extern "C" fn sp_hook_tick(now: u64, rq: *mut c_void, cpu: c_uint, cu
 #[no_mangle]
 pub unsafe extern "C" fn sp_hook_task_free(now: u64, tid: i32, task: *mut c_void) {
     hooks::task_free(now, tid, TaskRef::from_raw(task));
+}
+
+/// The groups of per-lock-operation probes to keep attached at `now` (`superpass_core::probes`
+/// bits), and in `recheck_ns` how soon to ask again while any stays attached.
+///
+/// # Safety
+///
+/// `recheck_ns` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn sp_probes_poll(now: u64, recheck_ns: *mut u64) -> u32 {
+    let (wanted, linger) = hooks::probes_wanted(now);
+    if !recheck_ns.is_null() {
+        // SAFETY: the caller passes a pointer valid for a write.
+        unsafe { recheck_ns.write(linger / 2) };
+    }
+    wanted
 }
 
 /// The `/dev/superpass` ioctl: returns 0 or a byte count, or a negative errno.

@@ -6,7 +6,9 @@
  * Counting is off unless asked for: each probe's first statement is a
  * static branch (a no-op instruction while off) around a per-CPU increment.
  * /sys/kernel/debug/superpass/probe_calls reads "probe calls" lines summed
- * over the CPUs; writing 1 zeroes them and starts counting, 0 stops.
+ * over the CPUs, after "counting 0|1" and "attached G" (the on-demand probe
+ * groups attached now, SP_PROBES_* bits); writing 1 zeroes the counts and
+ * starts counting, 0 stops.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -33,6 +35,7 @@ static int sp_calls_show(struct seq_file *m, void *v)
 	int p, cpu;
 
 	seq_printf(m, "counting %d\n", static_branch_unlikely(&sp_counting) ? 1 : 0);
+	seq_printf(m, "attached %u\n", sp_probes_attached_mask());
 	for (p = 0; p < SPP_NR; p++) {
 		u64 n = 0;
 

@@ -10,6 +10,7 @@ use super::critical::CriticalSet;
 use super::detector::{Blockers, Detector, Wait};
 use super::fasttrack::{Cx, FastTrack, GrantOutcome, Link, MAX_COOLING};
 use super::filter::{lanes_may_contain, TidFilter};
+use super::probes::{self, ProbeDemand};
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
 use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
 use super::{futex_wait_lock, lock_lane, Cpu, LockId, LockKind, Nanos, Role, Tid};
@@ -157,6 +158,7 @@ pub struct Engine<O: Observer = NoObserver> {
     critical_filter: TidFilter,
     detector: Detector,
     ft: FastTrack,
+    probes: ProbeDemand,
     stats: Stats,
     obs: O,
 }
@@ -186,6 +188,7 @@ impl<O: Observer> Engine<O> {
             critical_filter: TidFilter::new(),
             detector: Detector::new(&tun),
             ft: FastTrack::new(nr_cpus),
+            probes: ProbeDemand::new(),
             stats: Stats::new(),
             obs: observer,
         }
@@ -243,11 +246,37 @@ impl<O: Observer> Engine<O> {
                 .revoke(now, RevokeReason::Disabled, |_| true, cx!(self));
             self.ft.clear_cooling();
             self.detector.reset(&self.tun);
+            self.probes.clear();
         }
         self.enabled = on;
     }
 
-    /// Replaces the tunables; the lock table and grants start afresh under the new bounds.
+    /// The groups of per-lock-operation probes ([`probes`] bits) the platform should keep
+    /// attached at `now`: those a tracked wait or a boost needs now, and those needed within
+    /// the last `probe_linger_ns`. A platform asks after each call it makes (the answer rises
+    /// only then) and again at least every `probe_linger_ns / 2` while any group is attached
+    /// (it falls with time alone). O(live waits).
+    pub fn probes_wanted(&mut self, now: Nanos) -> u32 {
+        if !self.enabled {
+            return 0;
+        }
+        let mut needed = if self.ft.boosted_count() > 0 {
+            probes::OWNERS
+        } else {
+            0
+        };
+        for w in self.detector.waits() {
+            needed |= match w.kind {
+                LockKind::Mutex => probes::OWNERS,
+                LockKind::RwsemRead | LockKind::RwsemWrite => probes::ALL,
+                LockKind::Futex | LockKind::PiFutex => 0,
+            };
+        }
+        self.probes.update(now, needed, &self.tun)
+    }
+
+    /// Replaces the tunables; the lock table, grants and probe lingers start afresh under the
+    /// new bounds.
     pub fn set_tunables(&mut self, now: Nanos, t: Tunables) -> Result<(), AbiError> {
         t.validate()?;
         self.ft
@@ -256,6 +285,8 @@ impl<O: Observer> Engine<O> {
         self.ft.configure(&self.tun);
         self.ft.clear_cooling();
         self.detector.reset(&self.tun);
+        // Lingers restart under the new probe_linger_ns.
+        self.probes.clear();
         // A smaller critical capacity drops the newest registrations.
         while self.critical.len() > t.max_critical as usize {
             let (tid, _) = self.critical.iter().last().expect("non-empty");

@@ -31,6 +31,7 @@ pub mod engine;
 pub mod event;
 pub mod fasttrack;
 pub mod filter;
+pub mod probes;
 pub mod stats;
 pub mod tunables;
 

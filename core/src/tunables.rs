@@ -57,7 +57,7 @@ pub struct TunableDesc {
 }
 
 /// The number of tunables.
-pub const NUM_TUNABLES: usize = 10;
+pub const NUM_TUNABLES: usize = 11;
 
 /// Every tunable in ABI order (the order of [`Tunables::to_array`]).
 pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
@@ -141,6 +141,14 @@ pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
         unit: "%",
         doc: "The largest share of a window a CPU may spend running fast-tracked tasks.",
     },
+    TunableDesc {
+        name: "probe_linger_ns",
+        default: 1_000_000_000,
+        min: 10_000_000,
+        max: 600_000_000_000,
+        unit: "ns",
+        doc: "How long the probes of every lock operation (mutex and rwsem owners, rwsem readers) stay attached after the last tracked wait or boost that needed them; each attach and detach patches kernel text, so this also bounds how often that happens.",
+    },
 ];
 
 /// The effective bounds of a running engine.
@@ -170,6 +178,8 @@ pub struct Tunables {
     pub throttle_window_ns: u64,
     /// See [`TUNABLES`]: `throttle_max_pct`.
     pub throttle_max_pct: u32,
+    /// See [`TUNABLES`]: `probe_linger_ns`.
+    pub probe_linger_ns: u64,
 }
 
 impl Default for Tunables {
@@ -191,6 +201,7 @@ impl Tunables {
         TUNABLES[7].default,
         TUNABLES[8].default,
         TUNABLES[9].default,
+        TUNABLES[10].default,
     ]);
 
     const fn from_array_unchecked(v: &[u64; NUM_TUNABLES]) -> Self {
@@ -205,6 +216,7 @@ impl Tunables {
             budget_ns: v[7],
             throttle_window_ns: v[8],
             throttle_max_pct: v[9] as u32,
+            probe_linger_ns: v[10],
         }
     }
 
@@ -221,6 +233,7 @@ impl Tunables {
             self.budget_ns,
             self.throttle_window_ns,
             self.throttle_max_pct as u64,
+            self.probe_linger_ns,
         ]
     }
 

@@ -908,3 +908,41 @@ fn a_waking_blocker_goes_to_an_idle_fast_cpu_first() {
     assert_eq!(e.select_cpu(MS, 300, 1, 0xff, 0xff), None);
     ok(&e);
 }
+
+#[test]
+fn lock_operation_probes_are_wanted_while_waits_need_them_and_linger() {
+    use superpass_core::probes::{ALL, OWNERS};
+    let mut e = engine();
+    let linger = e.tunables().probe_linger_ns;
+    assert_eq!(
+        e.probes_wanted(MS),
+        0,
+        "a registered critical thread alone needs none"
+    );
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert_eq!(
+        e.probes_wanted(MS),
+        OWNERS,
+        "a mutex wait follows owners only"
+    );
+    e.wait_finish(2 * MS, 100, L1);
+    // The platform asks after every call: the need ends here and lingers from here.
+    assert_eq!(e.probes_wanted(2 * MS), OWNERS);
+    assert_eq!(e.probes_wanted(2 * MS + linger - 1), OWNERS, "lingers");
+    assert_eq!(e.probes_wanted(2 * MS + linger), 0, "then lapses");
+    e.wait_start(10 * linger, 100, L2, LockKind::RwsemWrite, None);
+    assert_eq!(
+        e.probes_wanted(10 * linger),
+        ALL,
+        "an rwsem wait records readers too"
+    );
+    e.set_enabled(10 * linger + MS, false);
+    assert_eq!(e.probes_wanted(10 * linger + MS), 0, "disabled: none");
+    e.set_enabled(10 * linger + 2 * MS, true);
+    assert_eq!(
+        e.probes_wanted(10 * linger + 2 * MS),
+        0,
+        "and the linger was forgotten"
+    );
+    ok(&e);
+}

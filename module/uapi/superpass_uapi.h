@@ -21,7 +21,7 @@
 /* abi::TUNABLE_SLOTS. */
 #define SP_TUNABLE_SLOTS 16
 /* tunables::NUM_TUNABLES. */
-#define SP_NUM_TUNABLES 10
+#define SP_NUM_TUNABLES 11
 /* stats::NUM_COUNTERS. */
 #define SP_NUM_COUNTERS 40
 /* stats::HIST_BUCKETS. */
@@ -196,7 +196,8 @@ _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 	X(6, SLICE_NS, "slice_ns", 2000000ULL, 100000ULL, 20000000ULL, "ns") \
 	X(7, BUDGET_NS, "budget_ns", 8000000ULL, 500000ULL, 100000000ULL, "ns") \
 	X(8, THROTTLE_WINDOW_NS, "throttle_window_ns", 100000000ULL, 10000000ULL, 1000000000ULL, "ns") \
-	X(9, THROTTLE_MAX_PCT, "throttle_max_pct", 50ULL, 1ULL, 100ULL, "%")
+	X(9, THROTTLE_MAX_PCT, "throttle_max_pct", 50ULL, 1ULL, 100ULL, "%") \
+	X(10, PROBE_LINGER_NS, "probe_linger_ns", 1000000000ULL, 10000000ULL, 600000000000ULL, "ns")
 
 enum sp_tunable {
 	SP_TUNABLE_MAX_CRITICAL = 0,
@@ -209,6 +210,7 @@ enum sp_tunable {
 	SP_TUNABLE_BUDGET_NS = 7,
 	SP_TUNABLE_THROTTLE_WINDOW_NS = 8,
 	SP_TUNABLE_THROTTLE_MAX_PCT = 9,
+	SP_TUNABLE_PROBE_LINGER_NS = 10,
 };
 
 /*
@@ -361,6 +363,7 @@ static const char *const sp_tunable_names[SP_NUM_TUNABLES] = {
 	[SP_TUNABLE_BUDGET_NS] = "budget_ns",
 	[SP_TUNABLE_THROTTLE_WINDOW_NS] = "throttle_window_ns",
 	[SP_TUNABLE_THROTTLE_MAX_PCT] = "throttle_max_pct",
+	[SP_TUNABLE_PROBE_LINGER_NS] = "probe_linger_ns",
 };
 static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_CRITICAL_WAITS] = "critical_waits",

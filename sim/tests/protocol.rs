@@ -1,10 +1,11 @@
 //! The simulator and the kernel module speak one protocol: replaying the events of a simulated
 //! run through the module's path (raw hook arguments, decoded by the same `Event::from_hook_*`
-//! the module's entry points call, into a fresh engine) gives the same answer at every step.
+//! the module's entry points call, into a fresh engine, with the holders the module reports
+//! before each rwsem wait) gives the same answer at every step.
 
 use std::sync::{Arc, Mutex};
 use superpass_core::{Answer, Engine, Event, NoObserver};
-use superpass_sim::policy::superpass::{EventLog, SuperPass};
+use superpass_sim::policy::superpass::{EventLog, Step, SuperPass};
 use superpass_sim::sim::{RunOpts, Sim};
 use superpass_sim::Scenario;
 
@@ -49,7 +50,18 @@ fn replay(scenario: &str, seed: u64) -> usize {
     e.set_enabled(0, true);
     let log = log.lock().unwrap();
     let mut boosts = 0;
-    for (i, &(now, ev, want)) in log.iter().enumerate() {
+    for (i, (now, step)) in log.iter().enumerate() {
+        let (now, ev, want) = match step {
+            Step::Event(ev, want) => (*now, *ev, *want),
+            Step::LockSeen {
+                lock,
+                owner,
+                readers,
+            } => {
+                e.lock_seen(*now, *lock, *owner, readers);
+                continue;
+            }
+        };
         let got = e.handle(now, through_module_entry(ev));
         assert_eq!(
             got, want,

@@ -5,6 +5,7 @@
  *   sp-ctl enable 0|1          SET_ENABLED
  *   sp-ctl critical [TID...]   SET_CRITICAL (role ui; no TIDs clears the set)
  *   sp-ctl stats               GET_STATS as "key value" lines
+ *   sp-ctl set NAME=VALUE      one tunable, the others kept (GET/SET_TUNABLES)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,7 @@ int main(int argc, char **argv)
 	int fd = open("/dev/superpass", O_RDWR);
 
 	if (fd < 0 || argc < 2) {
-		fprintf(stderr, "usage: sp-ctl enable 0|1 | critical [TID...] | stats\n");
+		fprintf(stderr, "usage: sp-ctl enable 0|1 | critical [TID...] | stats | set NAME=VALUE\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "enable") && argc == 3) {
@@ -56,6 +57,28 @@ int main(int argc, char **argv)
 		for (int b = 0; b < SP_NUM_MECHS; b++)
 			if (s->active_mask & (1ULL << b))
 				printf("mechanism %s\n", sp_mech_names[b]);
+	} else if (!strcmp(argv[1], "set") && argc == 3) {
+		struct sp_tunables t = { SP_HDR(struct sp_tunables) };
+		const char *eq = strchr(argv[2], '=');
+		int k;
+
+		for (k = 0; k < SP_NUM_TUNABLES; k++)
+			if (eq && strlen(sp_tunable_names[k]) == (size_t)(eq - argv[2]) &&
+			    !strncmp(argv[2], sp_tunable_names[k], eq - argv[2]))
+				break;
+		if (k == SP_NUM_TUNABLES) {
+			fprintf(stderr, "sp-ctl set %s: unknown tunable\n", argv[2]);
+			return 2;
+		}
+		if (ioctl(fd, SP_GET_TUNABLES, &t)) {
+			perror("GET_TUNABLES");
+			return 1;
+		}
+		t.values[k] = strtoull(eq + 1, NULL, 0);
+		if (ioctl(fd, SP_SET_TUNABLES, &t)) {
+			perror("SET_TUNABLES");
+			return 1;
+		}
 	} else {
 		fprintf(stderr, "sp-ctl: unknown command\n");
 		return 2;

@@ -23,8 +23,15 @@
  *             inside one ioctl of /dev/superpass-test (sp_testdev.ko), timed
  *             in the kernel: the reader hooks alone, without syscall cost.
  *
+ *   engage CRIT  not a benchmark: makes SuperPass attach its on-demand
+ *             probes (superpass_core::probes) the way contention does. It
+ *             registers itself critical beside CRIT (the suite's registered
+ *             thread), waits for the test rwsem for reading while another
+ *             thread holds it for writing, then leaves CRIT alone registered.
+ *
  * usage: sp-overhead mutex|pingpong|futexwake|futexpp|futexpp-hint|pagefault|readlock [COUNT]
  *        prints the ns value only
+ *        sp-overhead engage CRIT
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -43,6 +50,7 @@
 #include <sys/syscall.h>
 
 #include "superpass_testdev.h"
+#include "superpass_uapi.h"
 
 static int a[2], b[2];
 static long count;
@@ -99,6 +107,50 @@ static void *player(void *arg)
 	return NULL;
 }
 
+static int testdev = -1;
+
+static void *write_holder(void *x)
+{
+	struct spt_lock l = { .op = SPT_OP_WRITE, .hold_us = 50000 };
+
+	return (void *)(long)ioctl(testdev, SPT_LOCK, &l);
+}
+
+/* Registers the critical set {@crit, @self} (or {@crit} when @self is 0). */
+static int set_critical(int sp, int crit, int self)
+{
+	struct sp_critical_list l = { SP_HDR(struct sp_critical_list) };
+
+	l.entries[l.count++] = (struct sp_entry){ crit, SP_ROLE_UI };
+	if (self)
+		l.entries[l.count++] = (struct sp_entry){ self, SP_ROLE_UI };
+	return ioctl(sp, SP_SET_CRITICAL, &l);
+}
+
+/* A critical rwsem wait behind a writer: both probe groups become wanted. */
+static int engage(int crit)
+{
+	struct spt_lock l = { .op = SPT_OP_READ };
+	int sp = open("/dev/superpass", O_RDWR);
+	pthread_t th;
+	void *r;
+
+	testdev = open("/dev/superpass-test", O_RDWR);
+	if (sp < 0 || testdev < 0 || set_critical(sp, crit, (int)syscall(SYS_gettid))) {
+		perror("sp-overhead engage");
+		return 1;
+	}
+	pthread_create(&th, NULL, write_holder, NULL);
+	usleep(10000);
+	if (ioctl(testdev, SPT_LOCK, &l) || pthread_join(th, &r) || r ||
+	    set_critical(sp, crit, 0)) {
+		perror("sp-overhead engage");
+		return 1;
+	}
+	printf("waited %.1f us\n", l.wait_ns / 1000.0);
+	return 0;
+}
+
 static void pin_cpu0(void)
 {
 	cpu_set_t set;
@@ -117,6 +169,8 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 2;
+	if (!strcmp(argv[1], "engage"))
+		return argc == 3 ? engage(atoi(argv[2])) : 2;
 	count = argc > 2 ? atol(argv[2]) : 20000;
 	if (pipe(a) || pipe(b))
 		return 2;

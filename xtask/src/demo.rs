@@ -23,8 +23,9 @@ const HELP: &str = "usage: cargo xtask demo [--secs N]
 Builds the test kernel (cached after the first run, ~12 min cold) and superpass.ko,
 boots QEMU (TCG, 2 vCPUs), loads the module and runs the inversion scenario
 (tests/guest/sp-inversion.c) with a kernel mutex and an rwsem: 4 nice-0 hogs, a
-nice-19 blocker computing 500 us inside the lock, and a critical thread taking
-the lock every 1 ms; SuperPass off, on, and the critical thread in SCHED_FIFO.
+nice-19 blocker computing 500 us inside the lock and 100 us outside it, and a
+critical thread taking the lock every 1 ms; SuperPass off, on, and the critical
+thread in SCHED_FIFO.
 Prints one table per lock (waits measured in the kernel by the test device) and
 the checks, then analyses the ftrace captures with our own superpass-trace (built
 first: cargo build --release -p superpass-trace) and ends with its report:
@@ -125,7 +126,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
     fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
     remove_old_captures(&out);
     eprintln!(
-        "[demo] booting QEMU: mutex and rwsem scenarios, 3 modes x {secs} s each (~{} s)",
+        "[demo] booting QEMU: mutex and rwsem scenarios, 3 modes x {secs} s each, longer for a \
+         mode short of 1000 waits (~{} s)",
         6 * secs + 30
     );
     let b = vm::boot(
@@ -137,10 +139,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
         // and the report see the rare long waits the tables count.
         &format!(
             "sptest.timeout={} sp.secs={secs} sp.trace={}",
-            12 * secs + 120,
+            // Up to 3 x secs per mode: sp-inversion runs a mode on until it has 1000 waits.
+            20 * secs + 120,
             secs.saturating_sub(2).clamp(1, 8)
         ),
-        Duration::from_secs(20 * secs as u64 + 300),
+        Duration::from_secs(40 * secs as u64 + 300),
         &logs,
         false,
     )?;

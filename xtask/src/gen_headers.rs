@@ -698,6 +698,12 @@ fn module_consts() -> String {
         superpass_core::tunables::READER_TABLE_SETS,
         superpass_core::tunables::READER_TABLE_WAYS
     );
+    let _ = writeln!(
+        o,
+        "/* Groups of per-lock-operation probes attached on demand (superpass_core::probes). */\n#define SP_PROBES_OWNERS {}\n#define SP_PROBES_READERS {}\n",
+        superpass_core::probes::OWNERS,
+        superpass_core::probes::READERS
+    );
     o.push_str("/* __print_symbolic() lists: { value, \"name\" }, ... */\n");
     let kinds: Vec<(String, &str)> = LockKind::ALL
         .iter()

@@ -33,15 +33,7 @@ fn critical(w: &World, t: u32) -> bool {
 
 /// Whether a kernel hook reports `ev` on `dev`.
 pub fn visible(w: &World, dev: Device, ev: LockEvent) -> bool {
-    let lock = match ev {
-        LockEvent::WaitStart { lock, .. }
-        | LockEvent::WaitFinish { lock, .. }
-        | LockEvent::OwnerAcquired { lock, .. }
-        | LockEvent::OwnerReleased { lock, .. }
-        | LockEvent::ReaderAcquired { lock, .. }
-        | LockEvent::ReaderReleased { lock, .. }
-        | LockEvent::Woken { lock, .. } => lock,
-    };
+    let lock = ev.lock();
     let vis = match (w.lock_vis[lock as usize], dev) {
         (Visibility::Hinted, Device::Stock) => Visibility::Hidden,
         (v, _) => v,

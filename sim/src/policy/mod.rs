@@ -8,6 +8,7 @@ pub mod default;
 pub mod kernel_view;
 pub mod pi;
 pub mod pi_ideal;
+pub mod probe_view;
 pub mod proxy;
 pub mod rtui;
 pub mod superpass;
@@ -78,6 +79,21 @@ pub enum LockEvent {
         /// The woken waiter.
         tid: TaskIdx,
     },
+}
+
+impl LockEvent {
+    /// The lock the event concerns.
+    pub fn lock(&self) -> u32 {
+        match *self {
+            LockEvent::WaitStart { lock, .. }
+            | LockEvent::WaitFinish { lock, .. }
+            | LockEvent::OwnerAcquired { lock, .. }
+            | LockEvent::OwnerReleased { lock, .. }
+            | LockEvent::ReaderAcquired { lock, .. }
+            | LockEvent::ReaderReleased { lock, .. }
+            | LockEvent::Woken { lock, .. } => lock,
+        }
+    }
 }
 
 /// A change a policy asks the simulator to make.

@@ -16,7 +16,8 @@
 //! assumption documented in docs/sim.md).
 
 use super::kernel_view::{visible, Device};
-use super::{Action, LockEvent, Policy, PolicyStats};
+use super::probe_view::ProbeView;
+use super::{Action, LockEvent, LockKind, Policy, PolicyStats};
 use crate::locks::visibility::Visibility;
 use crate::locks::TaskIdx;
 use crate::sched::{State, World};
@@ -62,10 +63,29 @@ pub struct SuperPass {
     device: Device,
     /// Whether an idle faster CPU pulls a boosted blocker core marks misfit.
     misfit: bool,
+    /// The module's on-demand lock-operation probes and its rwsem reader record.
+    probes: ProbeView,
 }
 
-/// A shared record of `(time, event, answer)`, oldest first.
-pub type EventLog = std::sync::Arc<std::sync::Mutex<Vec<(Nanos, Event, Answer)>>>;
+/// One input the module gives the engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// An event, with the engine's answer.
+    Event(Event, Answer),
+    /// An rwsem's holders as the module sees them right before a wait on it
+    /// ([`Engine::lock_seen`]).
+    LockSeen {
+        /// The lock.
+        lock: LockId,
+        /// The writer the owner word names, or 0.
+        owner: Tid,
+        /// The recorded readers (none when there is a writer).
+        readers: Vec<Tid>,
+    },
+}
+
+/// A shared record of `(time, step)`, oldest first.
+pub type EventLog = std::sync::Arc<std::sync::Mutex<Vec<(Nanos, Step)>>>;
 
 impl Default for SuperPass {
     fn default() -> Self {
@@ -84,6 +104,7 @@ impl SuperPass {
             log: None,
             device: Device::Hinting,
             misfit: false,
+            probes: ProbeView::all_attached(),
         }
     }
 
@@ -214,9 +235,53 @@ impl SuperPass {
         };
         let a = e.handle(now, ev);
         if let Some(log) = &self.log {
-            log.lock().expect("event log").push((now, ev, a));
+            log.lock()
+                .expect("event log")
+                .push((now, Step::Event(ev, a)));
         }
         a
+    }
+
+    /// Tells the engine an rwsem's holders as the module sees them before a wait on it: the
+    /// writer, or else the readers its record holds.
+    fn lock_seen(&mut self, w: &World, waiter: TaskIdx, lock: u32, writer: Option<TaskIdx>) {
+        let Some(e) = self.engine.as_mut() else {
+            return;
+        };
+        if !e.may_track(Self::tid(w, waiter)) {
+            return; // the probe's lane filter turns it away
+        }
+        let owner = writer.map_or(0, |t| Self::tid(w, t));
+        let readers: Vec<Tid> = if writer.is_some() {
+            Vec::new()
+        } else {
+            self.probes
+                .readers(lock, waiter)
+                .map(|t| Self::tid(w, t))
+                .collect()
+        };
+        e.lock_seen(w.now, lock_id(lock), owner, &readers);
+        if let Some(log) = &self.log {
+            let lock = lock_id(lock);
+            log.lock().expect("event log").push((
+                w.now,
+                Step::LockSeen {
+                    lock,
+                    owner,
+                    readers,
+                },
+            ));
+        }
+    }
+
+    /// Asks the engine which probe groups it wants, as the module does after each call into
+    /// it and at its work item's rechecks.
+    fn refresh_probes(&mut self, now: Nanos) {
+        if let Some(e) = self.engine.as_mut() {
+            let linger = e.tunables().probe_linger_ns;
+            let wanted = e.probes_wanted(now);
+            self.probes.update(now, wanted, linger);
+        }
     }
 
     /// Locates newly boosted tasks that already sit on a runqueue, as the module does when
@@ -264,6 +329,9 @@ impl SuperPass {
         {
             self.drain_events(w, out);
         }
+        if self.probes.recheck_due(w.now) {
+            self.refresh_probes(w.now);
+        }
     }
 
     #[cold]
@@ -287,7 +355,8 @@ impl SuperPass {
         if let Some(e) = self.engine.as_mut() {
             e.observer_mut().events = evs;
         }
-        let _ = w;
+        // A boost raises the owner probes' want, as the module's publish after the call does.
+        self.refresh_probes(w.now);
     }
 }
 
@@ -351,10 +420,25 @@ impl Policy for SuperPass {
         if !visible(w, self.device, ev) {
             return; // no hook fires for it
         }
+        let lock = ev.lock();
+        let kernel = w.lock_vis[lock as usize] == Visibility::Kernel;
+        if kernel && !self.probes.sees(w, ev) {
+            return; // its hook is detached
+        }
         self.hook(cpu, out);
+        if let LockEvent::WaitStart {
+            waiter,
+            kind: LockKind::RwsemRead | LockKind::RwsemWrite,
+            owner,
+            ..
+        } = ev
+        {
+            self.lock_seen(w, waiter, lock, owner);
+        }
         let a = self.handle(w.now, Self::core_event(w, ev));
         self.place(w, a, out);
         self.drain(w, out);
+        self.refresh_probes(w.now);
     }
 
     fn enqueue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {

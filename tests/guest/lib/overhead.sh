@@ -1,24 +1,34 @@
 # The overhead measurement the sp-overhead suites share (sourced; the suite's
 # #@machine line gives the vCPUs). Each benchmark runs without superpass.ko,
 # then loaded and enabled with one (sleeping) critical thread registered, as
-# on a phone where the UI thread always is, and loaded but disabled. The
-# restricted hooks cannot be detached, so "not loaded" runs come first (after
-# a warm-up); then loaded runs alternate enabled / disabled. The suites run
-# under QEMU's instruction counting, so the guest clock counts executed
-# instructions: host load cannot move the ratios.
+# on a phone where the UI thread always is, in two states of the probes that
+# run on every lock operation (superpass_core::probes): detached, as when the
+# critical threads have not contended for probe_linger_ns, and engaged
+# (attached, after a critical rwsem wait, with the linger stretched to cover
+# the runs), as while they contend; and loaded but disabled. The restricted
+# hooks cannot be detached, so "not loaded" runs come first (after a
+# warm-up); then loaded runs cycle through enabled, engaged and disabled. The
+# suites run under QEMU's instruction counting, so the guest clock counts
+# executed instructions: host load cannot move the ratios.
 #
-# Metrics per benchmark: <name>_ns_{not_loaded,enabled,disabled} (medians of
-# $runs runs), <name>_ratio = enabled / not loaded (what a phone pays), and
-# <name>_ratio_vs_disabled. System-wide: busy CPU time of a mixed workload (all
-# loops at once, fixed work) from /proc/stat, system_cpu_ratio = enabled / not
-# loaded. Goals: <= 1.02 for the mutex, page-fault and read-lock loops, <= 1.05
-# for the ping-pong (two context switches per iteration); reported in
-# goals_missed (informational: the suite passes if everything ran).
-# Itemization: <name>_probe_calls (calls per iteration of each probe, counted
-# by the module in one more enabled run), <name>_calls_per_iter, and
-# <name>_insns_per_call = (enabled - not loaded) / calls per iteration.
+# Metrics per benchmark: <name>_ns_{not_loaded,enabled,engaged,disabled}
+# (medians of $runs runs), <name>_ratio = enabled / not loaded (what a phone
+# pays while its critical threads do not contend), <name>_ratio_engaged =
+# engaged / not loaded (while they do), and <name>_ratio_vs_disabled.
+# System-wide: busy CPU time of a mixed workload (all loops at once, fixed
+# work) from /proc/stat, system_cpu_ratio{,_engaged} against not loaded.
+# Goals: <= 1.02 for the mutex, page-fault and read-lock loops, <= 1.05 for
+# the ping-pong (two context switches per iteration); reported in
+# goals_missed and goals_missed_engaged (informational).
+# Itemization: <name>_probe_calls{,_engaged} (calls per iteration of each
+# probe, counted by the module in one more run in each state),
+# <name>_calls_per_iter{,_engaged}, and <name>_insns_per_call_engaged =
+# (engaged - not loaded) / calls per iteration.
+# Checks (the suite fails otherwise): the probe groups are detached in the
+# enabled runs (the read-lock loop makes no reader-probe call) and attached
+# in the engaged runs (it makes one reader_owned call per iteration).
 runs=5
-benches="mutex:20000 pingpong:5000 pagefault:5000 readlock:200000 futexwake:50000 futexpp:5000 futexpp-hint:5000"
+benches="mutex:20000 pingpong:5000 pagefault:5000 readlock:2000000 futexwake:50000 futexpp:5000 futexpp-hint:5000"
 mixed_benches="mutex:60000 pingpong:15000 pagefault:15000 readlock:600000 futexpp:15000"
 med() { tr ' ' '\n' | grep . | sort -n | sed -n "$(( (runs + 1) / 2 ))p"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
@@ -53,44 +63,81 @@ insmod /lib/modules/sp/superpass.ko || exit 1
 for i in 1 2; do run_all warm; done
 sleep 100000 & crit=$!
 sp-ctl critical $crit || exit 1
+calls=/sys/kernel/debug/superpass/probe_calls
+[ -r "$calls" ] || { echo "no $calls (debugfs)"; exit 1; }
+# Waits (at most 5 s) until the attached probe groups are $1.
+attached() {
+	for _ in $(seq 50); do
+		[ "$(awk '$1 == "attached" { print $2 }' "$calls")" = "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "probe groups: want $1, $(grep attached "$calls")"
+	exit 1
+}
+engage() {
+	sp-ctl set probe_linger_ns=600000000000 || exit 1
+	sp-overhead engage $crit > /dev/null || exit 1
+	attached 3
+}
+disengage() {
+	sp-ctl set probe_linger_ns=1000000000 || exit 1
+}
 for i in $(seq $runs); do
 	sp-ctl enable 1
+	attached 0
 	run_all on
 	run_mixed on
+	engage
+	run_all engaged
+	run_mixed engaged
+	disengage
 	sp-ctl enable 0
+	attached 0
 	run_all off
 	run_mixed off
 done
-# Itemization: each loop once more, enabled, with the module counting its probe calls
-# (superpass_probestat.c); not timed.
-calls=/sys/kernel/debug/superpass/probe_calls
-if [ -w "$calls" ]; then
-	sp-ctl enable 1
+# Itemization: each loop once more in each enabled state, with the module
+# counting its probe calls (superpass_probestat.c); not timed. Appends "probe
+# calls-per-iteration" lines to /tmp/ov.calls.<state>.<bench>.
+count_calls() {
 	for b in $benches; do
 		echo 1 > "$calls"
 		sp-overhead "${b%%:*}" "${b##*:}" > /dev/null || exit 1
 		echo 0 > "$calls"
-		awk -v n="${b##*:}" '$1 != "counting" && $2 / n >= 0.005 { printf "%s %.2f\n", $1, $2 / n }' "$calls" \
-			> "/tmp/ov.calls.${b%%:*}"
+		awk -v n="${b##*:}" '$1 != "counting" && $1 != "attached" && $2 / n >= 0.005 { printf "%s %.2f\n", $1, $2 / n }' "$calls" \
+			> "/tmp/ov.calls.$1.${b%%:*}"
 	done
-	sp-ctl enable 0
-fi
+}
+sp-ctl enable 1
+attached 0
+count_calls on
+engage
+count_calls engaged
+disengage
+sp-ctl enable 0
 kill $crit
+fails=0
+grep -q '^reader_' /tmp/ov.calls.on.readlock && { echo "FAIL: reader probes ran while detached"; fails=1; }
+awk '$1 == "reader_owned" && $2 >= 0.99 { ok = 1 } END { exit !ok }' /tmp/ov.calls.engaged.readlock ||
+	{ echo "FAIL: no reader_owned call per read lock while engaged"; fails=1; }
 missed=""
 for b in $benches mixed:0; do
 	n=${b%%:*}
 	key=$(echo "$n" | tr '-' '_')
 	bm=$(med < "/tmp/ov.base.$n"); om=$(med < "/tmp/ov.on.$n"); fm=$(med < "/tmp/ov.off.$n")
-	r=$(ratio $om $bm)
+	em=$(med < "/tmp/ov.engaged.$n")
+	r=$(ratio $om $bm); re=$(ratio $em $bm)
 	unit=ns; [ "$n" = mixed ] && unit="busy ticks"
-	echo "$n ($unit): not loaded [$(tr '\n' ' ' < /tmp/ov.base.$n)] enabled [$(tr '\n' ' ' < /tmp/ov.on.$n)] disabled [$(tr '\n' ' ' < /tmp/ov.off.$n)]"
-	echo "  median ratio enabled / not loaded $r, enabled / disabled $(ratio $om $fm)"
+	echo "$n ($unit): not loaded [$(tr '\n' ' ' < /tmp/ov.base.$n)] enabled [$(tr '\n' ' ' < /tmp/ov.on.$n)] engaged [$(tr '\n' ' ' < /tmp/ov.engaged.$n)] disabled [$(tr '\n' ' ' < /tmp/ov.off.$n)]"
+	echo "  median ratio enabled / not loaded $r, engaged / not loaded $re, enabled / disabled $(ratio $om $fm)"
 	if [ "$n" = mixed ]; then
 		cat >> "$SPTEST_METRICS" <<M
 system_cpu_ticks_not_loaded $bm
 system_cpu_ticks_enabled $om
+system_cpu_ticks_engaged $em
 system_cpu_ticks_disabled $fm
 system_cpu_ratio $r
+system_cpu_ratio_engaged $re
 system_cpu_ratio_vs_disabled $(ratio $om $fm)
 M
 		continue
@@ -98,22 +145,28 @@ M
 	cat >> "$SPTEST_METRICS" <<M
 ${key}_ns_not_loaded $bm
 ${key}_ns_enabled $om
+${key}_ns_engaged $em
 ${key}_ns_disabled $fm
 ${key}_ratio $r
+${key}_ratio_engaged $re
 ${key}_ratio_vs_disabled $(ratio $om $fm)
 M
-	# Calls per iteration of each probe, and what one call costs on average: the
-	# instructions the module adds per iteration over all its probe calls.
-	if [ -s "/tmp/ov.calls.$n" ]; then
-		per=$(awk '{ printf "%s%s:%s", sep, $1, $2; sep = " " }' "/tmp/ov.calls.$n")
-		tot=$(awk '{ t += $2 } END { printf "%.2f", t }' "/tmp/ov.calls.$n")
-		cost=$(awk -v a="$om" -v b="$bm" -v c="$tot" 'BEGIN { printf "%.1f", (a - b) / c }')
-		echo "  probe calls per iteration: $per (total $tot; $cost instructions per call)"
-		cat >> "$SPTEST_METRICS" <<M
-${key}_probe_calls $per
-${key}_calls_per_iter $tot
-${key}_insns_per_call $cost
-M
+	# Calls per iteration of each probe in each state, and, engaged, what one call
+	# costs on average: the instructions the module adds per iteration over all
+	# its probe calls.
+	for st in on engaged; do
+		f=/tmp/ov.calls.$st.$n sfx=; [ $st = engaged ] && sfx=_engaged
+		per=$(awk '{ printf "%s%s:%s", sep, $1, $2; sep = " " }' "$f")
+		tot=$(awk '{ t += $2 } END { printf "%.2f", t }' "$f")
+		echo "  probe calls per iteration, $st: ${per:-none} (total $tot)"
+		echo "${key}_probe_calls$sfx ${per:-none}" >> "$SPTEST_METRICS"
+		echo "${key}_calls_per_iter$sfx $tot" >> "$SPTEST_METRICS"
+	done
+	tot=$(awk '{ t += $2 } END { print t + 0 }' "/tmp/ov.calls.engaged.$n")
+	if [ "$tot" != 0 ]; then
+		cost=$(awk -v a="$em" -v b="$bm" -v c="$tot" 'BEGIN { printf "%.1f", (a - b) / c }')
+		echo "  engaged: $cost instructions per probe call"
+		echo "${key}_insns_per_call_engaged $cost" >> "$SPTEST_METRICS"
 	fi
 	case $n in
 	mutex|pagefault|readlock) goal=1.02 ;;
@@ -121,6 +174,9 @@ M
 	*) continue ;;
 	esac
 	awk -v r="$r" -v g="$goal" 'BEGIN { exit !(r > g) }' && missed="$missed $n"
+	awk -v r="$re" -v g="$goal" 'BEGIN { exit !(r > g) }' && missed_e="$missed_e $n"
 done
 echo "goals_missed ${missed:-none}" | sed 's/missed  */missed /' >> "$SPTEST_METRICS"
-echo "goals (<= 1.02 mutex, page fault, read lock; <= 1.05 ping-pong) missed by:${missed:- none}"
+echo "goals_missed_engaged ${missed_e:-none}" | sed 's/engaged  */engaged /' >> "$SPTEST_METRICS"
+echo "goals (<= 1.02 mutex, page fault, read lock; <= 1.05 ping-pong) missed by:${missed:- none}; engaged:${missed_e:- none}"
+exit $fails
