@@ -18,11 +18,21 @@ use crate::{RqRef, TaskRef};
 /// How many stale engine picks one pick hook skips before leaving CFS's choice alone.
 const PICK_RETRIES: usize = 3;
 
+/// Tells the engine the CPU `waiter`'s wait starts on: a lock probe runs in the waiting thread.
+fn note_wait_cpu(g: &mut Guard, waiter: Tid) {
+    // SAFETY: plain call; it reads the current CPU's number.
+    let cpu = unsafe { ffi::sp_this_cpu() };
+    g.engine.wait_cpu(waiter, cpu);
+}
+
 /// A lock or task event: the engine decides, and newly boosted blockers are found and kicked.
 pub(crate) fn lock_event(now: Nanos, ev: Event) {
     let mut kicks = Kicks::new();
     {
         let Some(mut g) = state::lock() else { return };
+        if let Event::WaitStart { waiter, .. } = ev {
+            note_wait_cpu(&mut g, waiter);
+        }
         let answer = g.engine.handle(now, ev);
         place(&mut g, answer.newly_boosted(), &mut kicks);
     }
@@ -35,6 +45,9 @@ pub(crate) fn rwsem_wait_start(now: Nanos, ev: Event, lock: LockId, writer: Tid,
     let mut kicks = Kicks::new();
     {
         let Some(mut g) = state::lock() else { return };
+        if let Event::WaitStart { waiter, .. } = ev {
+            note_wait_cpu(&mut g, waiter);
+        }
         g.engine.lock_seen(now, lock, writer, readers);
         let answer = g.engine.handle(now, ev);
         place(&mut g, answer.newly_boosted(), &mut kicks);
@@ -51,6 +64,7 @@ pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
         if !g.engine.may_track(waiter) {
             return;
         }
+        note_wait_cpu(&mut g, waiter);
         // SAFETY: plain call; it looks the TID up under RCU and compares thread groups.
         let valid = unsafe { ffi::sp_futex_hint_valid(owner) };
         let ev = Event::FutexWait {
@@ -263,4 +277,12 @@ pub(crate) fn probes_wanted(now: Nanos) -> (u32, u64) {
     };
     let linger = g.engine.tunables().probe_linger_ns;
     (g.engine.probes_wanted(now), linger)
+}
+
+/// The uclamp.min task `tid` should have now (`Engine::uclamp_min`), or 0 for none.
+pub(crate) fn uclamp_min(tid: Tid) -> u32 {
+    let Some(mut g) = state::lock() else {
+        return 0;
+    };
+    g.engine.uclamp_min(tid).unwrap_or(0)
 }

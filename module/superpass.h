@@ -38,6 +38,7 @@ void *sp_hook_pick(u64 now, void *rq, u32 cpu, s32 fair_next, u64 *deadline);
 bool sp_hook_preempt(u64 now, u32 cpu, s32 curr, s32 waking);
 s32 sp_hook_select(u64 now, s32 tid, u32 prev_cpu, u64 idle, u64 allowed);
 bool sp_hook_tick(u64 now, void *rq, u32 cpu, s32 curr);
+u32 sp_hook_uclamp_min(s32 tid);
 void sp_hook_task_free(u64 now, s32 tid, void *task);
 u32 sp_probes_poll(u64 now, u64 *recheck_ns);
 long sp_ioctl(unsigned int cmd, unsigned long arg);
@@ -62,7 +63,8 @@ void sp_trace_grant(s32 blocker, s32 waiter, s32 root, u64 lock, u32 depth);
 void sp_trace_revoke(s32 blocker, u32 reason);
 void sp_trace_pick(u32 cpu, s32 tid);
 int sp_c_init(u64 *active_mask, u64 *busy_mask);
-u64 sp_fast_cpu_mask(void);
+u32 sp_cpu_capacity(u32 cpu);
+u32 sp_this_cpu(void);
 void sp_c_exit(void);
 
 #endif /* SUPERPASS_H */

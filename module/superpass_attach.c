@@ -21,6 +21,7 @@
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/tracepoint.h>
 #include <linux/workqueue.h>
 #include <trace/hooks/dtask.h>
@@ -44,6 +45,7 @@ enum sp_hook_id {
 	SPH_FREE_TASK,
 	/* Restricted hooks from here on. */
 	SPH_ENQUEUE, SPH_DEQUEUE, SPH_PICK, SPH_PREEMPT, SPH_SELECT, SPH_TICK,
+	SPH_UCLAMP,
 	SPH_NR
 };
 
@@ -92,6 +94,7 @@ static const struct {
 	{ SP_MECH_FUTEX_WOKEN, BIT(SPH_FUTEX_WAKE_TRAVERSE) | BIT(SPH_FUTEX_WAKE_THIS) |
 			       BIT(SPH_FUTEX_WAKE_FINISH) },
 	{ SP_MECH_PI_FUTEX, BIT(SPH_RTMUTEX_WAIT_START) | BIT(SPH_RTMUTEX_WAIT_FINISH) },
+	{ SP_MECH_UCLAMP, BIT(SPH_UCLAMP) },
 };
 
 /* ---- the per-lock-operation probes, attached on demand ---- */
@@ -243,6 +246,9 @@ void sp_attach_all(u64 *active_mask, u64 *busy_mask)
 #endif
 	SP_ATTACH(SPH_SELECT, android_rvh_select_task_rq_fair, sp_probe_select);
 	SP_ATTACH(SPH_TICK, android_rvh_tick_entry, sp_probe_tick);
+#ifdef CONFIG_UCLAMP_TASK
+	SP_ATTACH(SPH_UCLAMP, android_rvh_uclamp_eff_get, sp_probe_uclamp_eff_get);
+#endif
 	/*
 	 * Restricted probes are never detached and ACK pins nobody: once one
 	 * is attached this module's text must outlive any rmmod.

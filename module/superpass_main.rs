@@ -31,7 +31,7 @@ mod ioctl;
 mod state;
 mod trace;
 
-use superpass_core::{abi, Event};
+use superpass_core::{abi, Event, MAX_CPUS};
 
 module! {
     type: SuperPassModule,
@@ -75,7 +75,8 @@ mod ffi {
         pub(crate) fn sp_trace_revoke(blocker: i32, reason: u32);
         pub(crate) fn sp_trace_pick(cpu: u32, tid: i32);
         pub(crate) fn sp_c_init(active_mask: *mut u64, busy_mask: *mut u64) -> c_int;
-        pub(crate) fn sp_fast_cpu_mask() -> u64;
+        pub(crate) fn sp_cpu_capacity(cpu: u32) -> u32;
+        pub(crate) fn sp_this_cpu() -> u32;
         pub(crate) fn sp_c_exit();
     }
 }
@@ -171,11 +172,14 @@ impl kernel::Module for SuperPassModule {
             state::uninstall();
             return Err(Error::from_errno(r));
         }
-        // SAFETY: plain call; it reads each possible CPU's capacity.
-        let fast = unsafe { ffi::sp_fast_cpu_mask() };
+        let mut capacity = [0u32; MAX_CPUS];
+        for (cpu, c) in (0u32..).zip(capacity.iter_mut()) {
+            // SAFETY: plain call; it reads one CPU's capacity (0 for a CPU that cannot exist).
+            *c = unsafe { ffi::sp_cpu_capacity(cpu) };
+        }
         if let Some(mut g) = state::lock() {
             g.engine.set_active(active);
-            g.engine.set_fast_cpus(fast);
+            g.engine.set_cpu_capacities(&capacity);
         }
         log_mechanisms(active, busy);
         Ok(SuperPassModule)
@@ -388,6 +392,12 @@ pub unsafe extern "C" fn sp_hook_tick(now: u64, rq: *mut c_void, cpu: c_uint, cu
     };
     // INVARIANT: the caller holds `rq`'s lock for the whole call.
     hooks::tick(now, RqRef(rq), cpu, curr)
+}
+
+/// The uclamp.min task `tid` should have while it is boosted, or 0 to leave its clamp alone.
+#[no_mangle]
+pub extern "C" fn sp_hook_uclamp_min(tid: i32) -> u32 {
+    hooks::uclamp_min(tid)
 }
 
 /// Task `task` (TID `tid`) is being freed: forget it everywhere.

@@ -166,30 +166,16 @@ static void sp_resched_rq(struct rq *rq)
 	}
 }
 
-/*
- * The CPUs of the highest capacity (the big cores of a big.LITTLE phone, every
- * CPU of a symmetric machine): the engine places waking blockers on an idle
- * one first.
- */
-u64 sp_fast_cpu_mask(void)
+/* CPU @cpu's capacity (arch_scale_cpu_capacity()), or 0 if it cannot exist. */
+u32 sp_cpu_capacity(u32 cpu)
 {
-	unsigned long best = 0;
-	u64 mask = 0;
-	int c;
+	return cpu < nr_cpu_ids && cpu_possible(cpu) ? arch_scale_cpu_capacity(cpu) : 0;
+}
 
-	for_each_possible_cpu(c) {
-		unsigned long cap = arch_scale_cpu_capacity(c);
-
-		if (c >= 64)
-			break;
-		if (cap > best) {
-			best = cap;
-			mask = 0;
-		}
-		if (cap == best)
-			mask |= 1ULL << c;
-	}
-	return mask;
+/* The CPU the caller runs on; a lock probe's caller is the waiting thread. */
+u32 sp_this_cpu(void)
+{
+	return raw_smp_processor_id();
 }
 
 /*
@@ -394,6 +380,43 @@ void sp_probe_tick(void *d, struct rq *rq)
 	if (sp_hook_tick(sp_now(), rq, cpu_of(rq), rq->curr->pid))
 		sp_resched_rq(rq);
 }
+
+#ifdef CONFIG_UCLAMP_TASK
+/* Mirrors of kernel/sched/core.c's private bucket arithmetic (uclamp_bucket_id()). */
+#define SP_UCLAMP_BUCKET_DELTA DIV_ROUND_CLOSEST(SCHED_CAPACITY_SCALE, UCLAMP_BUCKETS)
+
+static unsigned int sp_uclamp_bucket_id(unsigned int value)
+{
+	return min_t(unsigned int, value / SP_UCLAMP_BUCKET_DELTA, UCLAMP_BUCKETS - 1);
+}
+
+/*
+ * uclamp_eff_get(): a boosted task's uclamp.min is raised to the engine's
+ * boost_uclamp_min for as long as its grant lasts. A probe before this one
+ * (a SoC vendor's) may have answered already: its value is only raised.
+ * Otherwise the base is the task's own request; the cgroup restriction
+ * (uclamp_tg_restrict(), static) is not applied to a boosted task. The
+ * system default bound (uc_max) always is.
+ */
+void sp_probe_uclamp_eff_get(void *d, struct task_struct *p, enum uclamp_id clamp_id,
+			     struct uclamp_se *uc_max, struct uclamp_se *uc_eff, int *ret)
+{
+	SP_COUNT(uclamp_eff_get);
+	unsigned int v;
+
+	if (clamp_id != UCLAMP_MIN || !sp_boosting() || !sp_may_be_boosted(p->pid))
+		return;
+	v = sp_hook_uclamp_min(p->pid);
+	if (!v)
+		return;
+	if (!*ret)
+		*uc_eff = p->uclamp_req[UCLAMP_MIN];
+	v = min_t(unsigned int, max_t(unsigned int, uc_eff->value, v), uc_max->value);
+	uc_eff->value = v;
+	uc_eff->bucket_id = sp_uclamp_bucket_id(v);
+	*ret = 1;
+}
+#endif
 
 void sp_probe_free_task(void *d, struct task_struct *p)
 {

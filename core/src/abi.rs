@@ -157,10 +157,13 @@ pub mod mech {
     pub const FUTEX_WOKEN: u64 = 1 << 14;
     /// `android_vh_rtmutex_wait_start` / `_finish`: PI futexes and rt_mutexes.
     pub const PI_FUTEX: u64 = 1 << 15;
+    /// `android_rvh_uclamp_eff_get`: a boosted task's uclamp.min is raised for its grant (only
+    /// on a kernel with `CONFIG_UCLAMP_TASK`).
+    pub const UCLAMP: u64 = 1 << 16;
 }
 
 /// Names of the [`mech`] bits, by bit number.
-pub const MECH_NAMES: [&str; 16] = [
+pub const MECH_NAMES: [&str; 17] = [
     "mutex_wait",
     "rwsem_read_wait",
     "rwsem_write_wait",
@@ -177,6 +180,7 @@ pub const MECH_NAMES: [&str; 16] = [
     "futex_hint",
     "futex_woken",
     "pi_futex",
+    "uclamp",
 ];
 
 /// Why a request was refused; each maps to one errno.

@@ -6,17 +6,22 @@
 
 use super::abi::AbiError;
 use super::tunables::MAX_CRITICAL;
-use super::{Role, Tid};
+use super::{Cpu, Role, Tid};
+
+/// No CPU noted yet.
+const NO_CPU: Cpu = Cpu::MAX;
 
 /// The registered critical threads.
 ///
 /// # Invariants
 ///
-/// `tids[..len]` are distinct and `> 0`; `len <= N`.
+/// `tids[..len]` are distinct and `> 0`; `len <= N`; `cpus[i]` belongs to `tids[i]`.
 #[derive(Clone, Debug)]
 pub struct CriticalSet<const N: usize = MAX_CRITICAL> {
     tids: [Tid; N],
     roles: [Role; N],
+    /// The CPU each member's latest lock wait started on.
+    cpus: [Cpu; N],
     len: usize,
     generation: u64,
 }
@@ -33,6 +38,7 @@ impl<const N: usize> CriticalSet<N> {
         Self {
             tids: [0; N],
             roles: [Role::Other; N],
+            cpus: [NO_CPU; N],
             len: 0,
             generation: 0,
         }
@@ -88,6 +94,20 @@ impl<const N: usize> CriticalSet<N> {
             .zip(self.roles[..self.len].iter().copied())
     }
 
+    /// The CPU critical `tid`'s latest lock wait started on, if it is critical and has waited.
+    pub fn cpu(&self, tid: Tid) -> Option<Cpu> {
+        self.position(tid)
+            .map(|i| self.cpus[i])
+            .filter(|&c| c != NO_CPU)
+    }
+
+    /// Notes that `tid`, if critical, starts a lock wait on CPU `cpu`.
+    pub fn set_cpu(&mut self, tid: Tid, cpu: Cpu) {
+        if let Some(i) = self.position(tid) {
+            self.cpus[i] = cpu;
+        }
+    }
+
     /// Adds `tid` (or updates its role), keeping at most `limit` members.
     pub fn add(&mut self, tid: Tid, role: Role, limit: usize) -> Result<(), AbiError> {
         if tid <= 0 {
@@ -101,6 +121,7 @@ impl<const N: usize> CriticalSet<N> {
             }
             self.tids[self.len] = tid;
             self.roles[self.len] = role;
+            self.cpus[self.len] = NO_CPU;
             self.len += 1;
         }
         self.generation += 1;
@@ -114,6 +135,7 @@ impl<const N: usize> CriticalSet<N> {
         self.len -= 1;
         self.tids[i] = self.tids[self.len];
         self.roles[i] = self.roles[self.len];
+        self.cpus[i] = self.cpus[self.len];
         self.generation += 1;
         Ok(role)
     }
@@ -128,6 +150,22 @@ impl<const N: usize> CriticalSet<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wait_cpu_follows_its_member() {
+        let mut s = CriticalSet::<4>::new();
+        s.add(10, Role::Ui, 4).unwrap();
+        s.add(11, Role::Render, 4).unwrap();
+        assert_eq!(s.cpu(10), None);
+        s.set_cpu(10, 3);
+        s.set_cpu(99, 1);
+        assert_eq!((s.cpu(10), s.cpu(99)), (Some(3), None));
+        s.set_cpu(11, 5);
+        s.remove(10).unwrap();
+        assert_eq!(s.cpu(11), Some(5), "moved with its member");
+        s.add(10, Role::Ui, 4).unwrap();
+        assert_eq!(s.cpu(10), None, "a new member has waited nowhere yet");
+    }
 
     #[test]
     fn add_update_remove() {

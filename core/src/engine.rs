@@ -912,7 +912,9 @@ impl<O: Observer> Engine<O> {
             .should_preempt(now, cpu, curr, waking, protected, cx!(self))
     }
 
-    /// Where waking task `tid` should run, if SuperPass has an opinion (an idle CPU).
+    /// Where waking task `tid` should run, if SuperPass has an opinion (an idle CPU): for a
+    /// boosted task, the CPU its critical thread's wait started on ([`Engine::wait_cpu`]), else
+    /// the idle CPUs of the highest capacity (`fasttrack/placement.rs`).
     #[inline]
     pub fn select_cpu(
         &mut self,
@@ -922,8 +924,40 @@ impl<O: Observer> Engine<O> {
         idle_mask: u64,
         allowed_mask: u64,
     ) -> Option<Cpu> {
+        let home = self
+            .ft
+            .chain_of(tid)
+            .and_then(|(_, root)| self.critical.cpu(root));
         self.ft
-            .select_cpu(tid, prev_cpu, idle_mask, allowed_mask, cx!(self))
+            .select_cpu(tid, prev_cpu, home, idle_mask, allowed_mask, cx!(self))
+    }
+
+    /// Notes that `waiter` starts a lock wait on CPU `cpu`, the CPU a boosted task that blocks
+    /// it goes to first when it wakes; a platform reports it before the wait's own event.
+    /// Nothing happens unless `waiter` is critical.
+    #[inline]
+    pub fn wait_cpu(&mut self, waiter: Tid, cpu: Cpu) {
+        self.critical.set_cpu(waiter, cpu);
+    }
+
+    /// The uclamp.min task `tid` should have now, if SuperPass raises it: `boost_uclamp_min`
+    /// while it is boosted (none when that is 0). A platform with uclamp asks whenever the
+    /// kernel computes the task's effective clamp.
+    #[inline]
+    pub fn uclamp_min(&mut self, tid: Tid) -> Option<u32> {
+        let v = self.tun.boost_uclamp_min;
+        if v == 0 || !self.enabled || !self.ft.is_boosted(tid) {
+            return None;
+        }
+        self.stats.bump(Counter::UclampBoosts);
+        Some(v)
+    }
+
+    /// Takes each CPU's capacity (`capacity[cpu]`; the platform's `arch_scale_cpu_capacity`):
+    /// waking blockers go to idle CPUs of the highest capacity, and those are the fast CPUs
+    /// ([`Engine::set_fast_cpus`]).
+    pub fn set_cpu_capacities(&mut self, capacity: &[u32]) {
+        self.ft.set_capacities(capacity);
     }
 
     /// The tick on CPU `cpu` running `curr`; returns true if the CPU should reschedule.

@@ -21,6 +21,7 @@ mod arbiter;
 mod check;
 mod grants;
 mod misfit;
+mod placement;
 mod regrant;
 
 use regrant::Cooling;
@@ -181,6 +182,8 @@ pub struct FastTrack {
     /// The CPUs a blocker should run on when it can: the biggest cores (all CPUs on a
     /// symmetric machine).
     fast_mask: u64,
+    /// Each CPU's capacity as the platform reports it (all 0 if it never did: all equal).
+    capacity: [u32; MAX_CPUS],
     /// `throttle_window_ns`, and its `throttle_max_pct` share, derived once per tunables change.
     window_ns: Nanos,
     cap_ns: Nanos,
@@ -204,6 +207,7 @@ impl FastTrack {
             cpus: [IDLE_CPU; MAX_CPUS],
             nr_cpus: if n > MAX_CPUS { MAX_CPUS } else { n },
             fast_mask: u64::MAX,
+            capacity: [0; MAX_CPUS],
             window_ns: Tunables::DEFAULT.throttle_window_ns,
             cap_ns: Tunables::DEFAULT.throttle_window_ns / 100
                 * Tunables::DEFAULT.throttle_max_pct as u64,

@@ -89,6 +89,12 @@ pub enum Counter {
     /// Grants given again, a throttle window after a budget revoke, to a task that still held a
     /// lock a tracked wait was on.
     BudgetRegrants,
+    /// Waking boosted tasks placed on the idle CPU their critical thread's wait started on (a
+    /// subset of `select_idle`).
+    SelectHome,
+    /// Times a boosted task's effective uclamp.min was raised to `boost_uclamp_min` (each time
+    /// the kernel computed it: an enqueue, or a read while it was not enqueued).
+    UclampBoosts,
 }
 
 /// The counters' names, by index; empty names are reserved slots.
@@ -129,8 +135,8 @@ pub const COUNTER_NAMES: [&str; NUM_COUNTERS] = [
     "deferred_grants",
     "resumed_waits",
     "budget_regrants",
-    "",
-    "",
+    "select_home",
+    "uclamp_boosts",
     "",
     "",
 ];

@@ -57,7 +57,7 @@ pub struct TunableDesc {
 }
 
 /// The number of tunables.
-pub const NUM_TUNABLES: usize = 11;
+pub const NUM_TUNABLES: usize = 12;
 
 /// Every tunable in ABI order (the order of [`Tunables::to_array`]).
 pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
@@ -149,6 +149,14 @@ pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
         unit: "ns",
         doc: "How long the probes of every lock operation (mutex and rwsem owners, rwsem readers) stay attached after the last tracked wait or boost that needed them; each attach and detach patches kernel text, so this also bounds how often that happens.",
     },
+    TunableDesc {
+        name: "boost_uclamp_min",
+        default: 1024,
+        min: 0,
+        max: 1024,
+        unit: "capacity",
+        doc: "The uclamp.min a boosted task gets while its grant lasts, on a kernel with uclamp (0: none); it applies from the task's next enqueue.",
+    },
 ];
 
 /// The effective bounds of a running engine.
@@ -180,6 +188,8 @@ pub struct Tunables {
     pub throttle_max_pct: u32,
     /// See [`TUNABLES`]: `probe_linger_ns`.
     pub probe_linger_ns: u64,
+    /// See [`TUNABLES`]: `boost_uclamp_min`.
+    pub boost_uclamp_min: u32,
 }
 
 impl Default for Tunables {
@@ -202,6 +212,7 @@ impl Tunables {
         TUNABLES[8].default,
         TUNABLES[9].default,
         TUNABLES[10].default,
+        TUNABLES[11].default,
     ]);
 
     const fn from_array_unchecked(v: &[u64; NUM_TUNABLES]) -> Self {
@@ -217,6 +228,7 @@ impl Tunables {
             throttle_window_ns: v[8],
             throttle_max_pct: v[9] as u32,
             probe_linger_ns: v[10],
+            boost_uclamp_min: v[11] as u32,
         }
     }
 
@@ -234,6 +246,7 @@ impl Tunables {
             self.throttle_window_ns,
             self.throttle_max_pct as u64,
             self.probe_linger_ns,
+            self.boost_uclamp_min as u64,
         ]
     }
 

@@ -946,3 +946,58 @@ fn lock_operation_probes_are_wanted_while_waits_need_them_and_linger() {
     );
     ok(&e);
 }
+
+#[test]
+fn a_waking_blocker_goes_where_its_critical_thread_waits_then_to_the_biggest_idle_core() {
+    let mut e = Engine::new(8, Log::default());
+    e.set_enabled(0, true);
+    e.add_critical(0, 100, Role::Ui).unwrap();
+    // Little CPUs 0-3, mid 4-6, big 7.
+    e.set_cpu_capacities(&[160, 160, 160, 160, 500, 500, 500, 1024]);
+    e.wait_cpu(100, 5);
+    e.wait_cpu(300, 2); // not critical: ignored
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert_eq!(
+        e.select_cpu(MS, 200, 0, 0b1010_0001, 0xff),
+        Some(5),
+        "the waiter's CPU"
+    );
+    assert_eq!(
+        e.select_cpu(MS, 200, 0, 0b1000_0001, 0xff),
+        Some(7),
+        "the big core"
+    );
+    assert_eq!(
+        e.select_cpu(MS, 200, 0, 0b0001_0001, 0xff),
+        Some(4),
+        "a mid core"
+    );
+    assert_eq!(
+        e.select_cpu(MS, 200, 0, 0b1010_0001, 0xdf),
+        Some(7),
+        "5 not allowed"
+    );
+    assert_eq!(e.stats().get(Counter::SelectHome), 1);
+    ok(&e);
+}
+
+#[test]
+fn a_boosted_task_gets_the_uclamp_min_boost_for_its_grant_only() {
+    let mut e = engine();
+    assert_eq!(e.uclamp_min(200), None, "not boosted");
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert_eq!(e.uclamp_min(200), Some(1024));
+    assert_eq!(
+        e.uclamp_min(100),
+        None,
+        "the critical thread itself is not boosted"
+    );
+    let mut t = *e.tunables();
+    t.boost_uclamp_min = 0;
+    e.set_tunables(2 * MS, t).unwrap();
+    e.wait_start(3 * MS, 100, L2, LockKind::Mutex, Some(300));
+    assert!(e.is_boosted(300));
+    assert_eq!(e.uclamp_min(300), None, "0 turns it off");
+    assert_eq!(e.stats().get(Counter::UclampBoosts), 1);
+    ok(&e);
+}

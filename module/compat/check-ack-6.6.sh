@@ -25,7 +25,7 @@ if [ -z "$kdir" ] || [ ! -f "$kdir/Makefile" ]; then
 	exit 2
 fi
 mock="$here/ack-6.6/include"
-objs="superpass_sched.o superpass_hooks.o"
+objs="superpass_sched.o superpass_attach.o"
 
 # Build in a scratch copy: objects must not land in module/.
 work=$(mktemp -d)

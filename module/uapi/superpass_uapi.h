@@ -21,7 +21,7 @@
 /* abi::TUNABLE_SLOTS. */
 #define SP_TUNABLE_SLOTS 16
 /* tunables::NUM_TUNABLES. */
-#define SP_NUM_TUNABLES 11
+#define SP_NUM_TUNABLES 12
 /* stats::NUM_COUNTERS. */
 #define SP_NUM_COUNTERS 40
 /* stats::HIST_BUCKETS. */
@@ -197,7 +197,8 @@ _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 	X(7, BUDGET_NS, "budget_ns", 8000000ULL, 500000ULL, 100000000ULL, "ns") \
 	X(8, THROTTLE_WINDOW_NS, "throttle_window_ns", 100000000ULL, 10000000ULL, 1000000000ULL, "ns") \
 	X(9, THROTTLE_MAX_PCT, "throttle_max_pct", 50ULL, 1ULL, 100ULL, "%") \
-	X(10, PROBE_LINGER_NS, "probe_linger_ns", 1000000000ULL, 10000000ULL, 600000000000ULL, "ns")
+	X(10, PROBE_LINGER_NS, "probe_linger_ns", 1000000000ULL, 10000000ULL, 600000000000ULL, "ns") \
+	X(11, BOOST_UCLAMP_MIN, "boost_uclamp_min", 1024ULL, 0ULL, 1024ULL, "capacity")
 
 enum sp_tunable {
 	SP_TUNABLE_MAX_CRITICAL = 0,
@@ -211,6 +212,7 @@ enum sp_tunable {
 	SP_TUNABLE_THROTTLE_WINDOW_NS = 8,
 	SP_TUNABLE_THROTTLE_MAX_PCT = 9,
 	SP_TUNABLE_PROBE_LINGER_NS = 10,
+	SP_TUNABLE_BOOST_UCLAMP_MIN = 11,
 };
 
 /*
@@ -253,7 +255,9 @@ enum sp_tunable {
 	X(32, FUTEX_HINTS_REJECTED, "futex_hints_rejected") \
 	X(33, DEFERRED_GRANTS, "deferred_grants") \
 	X(34, RESUMED_WAITS, "resumed_waits") \
-	X(35, BUDGET_REGRANTS, "budget_regrants")
+	X(35, BUDGET_REGRANTS, "budget_regrants") \
+	X(36, SELECT_HOME, "select_home") \
+	X(37, UCLAMP_BOOSTS, "uclamp_boosts")
 
 enum sp_counter {
 	SP_COUNTER_CRITICAL_WAITS = 0,
@@ -292,13 +296,15 @@ enum sp_counter {
 	SP_COUNTER_DEFERRED_GRANTS = 33,
 	SP_COUNTER_RESUMED_WAITS = 34,
 	SP_COUNTER_BUDGET_REGRANTS = 35,
+	SP_COUNTER_SELECT_HOME = 36,
+	SP_COUNTER_UCLAMP_BOOSTS = 37,
 };
 
 /*
  * Mechanisms (abi::mech, abi::MECH_NAMES): bits of the active_mask fields:
  * X(bit, NAME, "name").
  */
-#define SP_NUM_MECHS 16
+#define SP_NUM_MECHS 17
 #define SP_MECH_MUTEX_WAIT (1ULL << 0)
 #define SP_MECH_RWSEM_READ_WAIT (1ULL << 1)
 #define SP_MECH_RWSEM_WRITE_WAIT (1ULL << 2)
@@ -315,6 +321,7 @@ enum sp_counter {
 #define SP_MECH_FUTEX_HINT (1ULL << 13)
 #define SP_MECH_FUTEX_WOKEN (1ULL << 14)
 #define SP_MECH_PI_FUTEX (1ULL << 15)
+#define SP_MECH_UCLAMP (1ULL << 16)
 #define SP_MECHS(X) \
 	X(0, MUTEX_WAIT, "mutex_wait") \
 	X(1, RWSEM_READ_WAIT, "rwsem_read_wait") \
@@ -331,7 +338,8 @@ enum sp_counter {
 	X(12, TASK_EXIT, "task_exit") \
 	X(13, FUTEX_HINT, "futex_hint") \
 	X(14, FUTEX_WOKEN, "futex_woken") \
-	X(15, PI_FUTEX, "pi_futex")
+	X(15, PI_FUTEX, "pi_futex") \
+	X(16, UCLAMP, "uclamp")
 
 /*
  * Lock kinds (LockKind), as the wait hooks and the superpass_block
@@ -364,6 +372,7 @@ static const char *const sp_tunable_names[SP_NUM_TUNABLES] = {
 	[SP_TUNABLE_THROTTLE_WINDOW_NS] = "throttle_window_ns",
 	[SP_TUNABLE_THROTTLE_MAX_PCT] = "throttle_max_pct",
 	[SP_TUNABLE_PROBE_LINGER_NS] = "probe_linger_ns",
+	[SP_TUNABLE_BOOST_UCLAMP_MIN] = "boost_uclamp_min",
 };
 static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_CRITICAL_WAITS] = "critical_waits",
@@ -402,6 +411,8 @@ static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_DEFERRED_GRANTS] = "deferred_grants",
 	[SP_COUNTER_RESUMED_WAITS] = "resumed_waits",
 	[SP_COUNTER_BUDGET_REGRANTS] = "budget_regrants",
+	[SP_COUNTER_SELECT_HOME] = "select_home",
+	[SP_COUNTER_UCLAMP_BOOSTS] = "uclamp_boosts",
 };
 static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"mutex_wait",
@@ -420,6 +431,7 @@ static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"futex_hint",
 	"futex_woken",
 	"pi_futex",
+	"uclamp",
 };
 #endif /* !__KERNEL__ */
 

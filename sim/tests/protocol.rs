@@ -44,7 +44,7 @@ fn replay(scenario: &str, seed: u64) -> usize {
     )
     .run();
     let mut e = Engine::new(out.world.rqs.len() as u32, NoObserver);
-    e.set_fast_cpus(SuperPass::fast_cpus(&out.world));
+    e.set_cpu_capacities(&SuperPass::capacities(&out.world));
     e.set_critical(0, &SuperPass::critical_set(&out.world))
         .unwrap();
     e.set_enabled(0, true);
@@ -59,6 +59,10 @@ fn replay(scenario: &str, seed: u64) -> usize {
                 readers,
             } => {
                 e.lock_seen(*now, *lock, *owner, readers);
+                continue;
+            }
+            Step::WaitCpu { waiter, cpu } => {
+                e.wait_cpu(*waiter, *cpu);
                 continue;
             }
         };

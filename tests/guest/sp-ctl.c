@@ -6,6 +6,9 @@
  *   sp-ctl critical [TID...]   SET_CRITICAL (role ui; no TIDs clears the set)
  *   sp-ctl stats               GET_STATS as "key value" lines
  *   sp-ctl set NAME=VALUE      one tunable, the others kept (GET/SET_TUNABLES)
+ *   sp-ctl uclamp-used         asks for uclamp.min 0 (no change) on this thread, which
+ *                              switches the kernel's uclamp accounting on, as Android's
+ *                              task profiles do at boot (until then no clamp is computed)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,15 +17,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/sched.h>
+#include <linux/sched/types.h>
 #include <unistd.h>
 #include "superpass_uapi.h"
 
 int main(int argc, char **argv)
 {
-	int fd = open("/dev/superpass", O_RDWR);
+	int fd;
 
+	if (argc == 2 && !strcmp(argv[1], "uclamp-used")) {
+		struct sched_attr a = {
+			.size = sizeof(a),
+			.sched_flags = SCHED_FLAG_KEEP_ALL | SCHED_FLAG_UTIL_CLAMP_MIN,
+			.sched_util_min = 0,
+		};
+
+		if (syscall(SYS_sched_setattr, 0, &a, 0)) {
+			perror("sched_setattr(uclamp.min)");
+			return 1;
+		}
+		return 0;
+	}
+	fd = open("/dev/superpass", O_RDWR);
 	if (fd < 0 || argc < 2) {
-		fprintf(stderr, "usage: sp-ctl enable 0|1 | critical [TID...] | stats | set NAME=VALUE\n");
+		fprintf(stderr, "usage: sp-ctl enable 0|1 | critical [TID...] | stats | set NAME=VALUE | uclamp-used\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "enable") && argc == 3) {

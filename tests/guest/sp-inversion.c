@@ -399,6 +399,9 @@ int main(int argc, char **argv)
 			printf("M %s_throttles %llu\n", m, (unsigned long long)c[SP_COUNTER_THROTTLES]);
 			printf("M %s_deferred_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_DEFERRED_GRANTS]);
 			printf("M %s_resumed_waits %llu\n", m, (unsigned long long)c[SP_COUNTER_RESUMED_WAITS]);
+			printf("M %s_select_idle %llu\n", m, (unsigned long long)c[SP_COUNTER_SELECT_IDLE]);
+			printf("M %s_select_home %llu\n", m, (unsigned long long)c[SP_COUNTER_SELECT_HOME]);
+			printf("M %s_uclamp_boosts %llu\n", m, (unsigned long long)c[SP_COUNTER_UCLAMP_BOOSTS]);
 			printf("M %s_fast_track_ms %.1f\n", m, c[SP_COUNTER_FAST_TRACK_NS] / 1e6);
 			if (c[SP_COUNTER_CRITICAL_WAITS])
 				printf("M %s_blockers_per_wait %.2f\n", m,

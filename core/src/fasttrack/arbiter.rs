@@ -1,5 +1,6 @@
 //! The per-CPU arbiter: charging boosted tasks, the bounds (slice, budget, throttle), and the
-//! scheduler's questions (enqueue, dequeue, pick, preempt, select, tick).
+//! scheduler's questions (enqueue, dequeue, pick, preempt, tick); where a waking blocker goes is
+//! in `placement.rs`.
 
 use super::super::engine::{Observer, RevokeReason};
 use super::super::stats::{Counter, Stats};
@@ -250,38 +251,6 @@ impl FastTrack {
         }
         cx.st.bump(Counter::Preempts);
         true
-    }
-
-    /// Where waking boosted task `tid` should run: `prev_cpu` if idle, else the first idle CPU.
-    pub fn select_cpu<O: Observer>(
-        &mut self,
-        tid: Tid,
-        prev_cpu: Cpu,
-        idle_mask: u64,
-        allowed_mask: u64,
-        cx: &mut Cx<'_, O>,
-    ) -> Option<Cpu> {
-        self.boost_of(tid)?;
-        let valid = if self.nr_cpus >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.nr_cpus) - 1
-        };
-        let idle = idle_mask & allowed_mask & valid;
-        // An idle fast CPU first: a blocker runs its critical section there soonest, and a
-        // migration costs less than running it on a small core.
-        let fast = idle & self.fast_mask;
-        let cand = if fast != 0 { fast } else { idle };
-        if cand == 0 {
-            return None;
-        }
-        let cpu = if (prev_cpu as usize) < 64 && cand & (1 << prev_cpu) != 0 {
-            prev_cpu
-        } else {
-            cand.trailing_zeros()
-        };
-        cx.st.bump(Counter::SelectIdle);
-        Some(cpu)
     }
 
     /// The scheduler tick on CPU `cpu` running `curr`; returns true if the CPU should reschedule.

@@ -72,6 +72,13 @@ pub struct SuperPass {
 pub enum Step {
     /// An event, with the engine's answer.
     Event(Event, Answer),
+    /// The CPU a thread's lock wait starts on ([`Engine::wait_cpu`]).
+    WaitCpu {
+        /// The waiting thread.
+        waiter: Tid,
+        /// Its CPU.
+        cpu: u32,
+    },
     /// An rwsem's holders as the module sees them right before a wait on it
     /// ([`Engine::lock_seen`]).
     LockSeen {
@@ -147,15 +154,10 @@ impl SuperPass {
             .collect()
     }
 
-    /// The CPUs of the highest capacity, which the module names fast at load
-    /// (`sp_fast_cpu_mask`, from `arch_scale_cpu_capacity`).
-    pub fn fast_cpus(w: &World) -> u64 {
-        let top = w.rqs.iter().map(|r| r.cap).max().unwrap_or(0);
-        w.rqs
-            .iter()
-            .enumerate()
-            .filter(|&(i, r)| i < 64 && r.cap == top)
-            .fold(0u64, |m, (i, _)| m | 1 << i)
+    /// Each CPU's capacity, which the module hands the engine at load
+    /// (`arch_scale_cpu_capacity`): waking blockers go to the biggest idle cores.
+    pub fn capacities(w: &World) -> Vec<u32> {
+        w.rqs.iter().map(|r| r.cap).collect()
     }
 
     /// The core event the kernel hooks would report for simulator lock event `ev`, with TIDs
@@ -240,6 +242,20 @@ impl SuperPass {
                 .push((now, Step::Event(ev, a)));
         }
         a
+    }
+
+    /// Tells the engine the CPU `waiter`'s wait starts on, as the module's wait probes do.
+    fn wait_cpu(&mut self, w: &World, waiter: TaskIdx) {
+        let Some(e) = self.engine.as_mut() else {
+            return;
+        };
+        let (tid, cpu) = (Self::tid(w, waiter), w.task(waiter).cpu);
+        e.wait_cpu(tid, cpu);
+        if let Some(log) = &self.log {
+            log.lock()
+                .expect("event log")
+                .push((w.now, Step::WaitCpu { waiter: tid, cpu }));
+        }
     }
 
     /// Tells the engine an rwsem's holders as the module sees them before a wait on it: the
@@ -408,7 +424,7 @@ impl Policy for SuperPass {
 
     fn setup(&mut self, w: &World, _out: &mut Vec<Action>) {
         let mut e = Engine::new(w.rqs.len() as u32, Recorder::default());
-        e.set_fast_cpus(Self::fast_cpus(w));
+        e.set_cpu_capacities(&Self::capacities(w));
         e.set_critical(w.now, &Self::critical_set(w))
             .expect("critical set fits the default tunables");
         e.set_enabled(w.now, true);
@@ -428,12 +444,15 @@ impl Policy for SuperPass {
         self.hook(cpu, out);
         if let LockEvent::WaitStart {
             waiter,
-            kind: LockKind::RwsemRead | LockKind::RwsemWrite,
+            kind,
             owner,
             ..
         } = ev
         {
-            self.lock_seen(w, waiter, lock, owner);
+            self.wait_cpu(w, waiter);
+            if matches!(kind, LockKind::RwsemRead | LockKind::RwsemWrite) {
+                self.lock_seen(w, waiter, lock, owner);
+            }
         }
         let a = self.handle(w.now, Self::core_event(w, ev));
         self.place(w, a, out);

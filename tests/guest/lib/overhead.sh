@@ -28,7 +28,7 @@
 # enabled runs (the read-lock loop makes no reader-probe call) and attached
 # in the engaged runs (it makes one reader_owned call per iteration).
 runs=5
-benches="mutex:20000 pingpong:5000 pagefault:5000 readlock:2000000 futexwake:50000 futexpp:5000 futexpp-hint:5000"
+benches="mutex:20000 pingpong:5000 pagefault:20000 readlock:2000000 futexwake:50000 futexpp:5000 futexpp-hint:5000"
 mixed_benches="mutex:60000 pingpong:15000 pagefault:15000 readlock:600000 futexpp:15000"
 med() { tr ' ' '\n' | grep . | sort -n | sed -n "$(( (runs + 1) / 2 ))p"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
