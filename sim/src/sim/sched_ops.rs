@@ -20,6 +20,7 @@ impl Sim {
     /// to the next scheduling point (tick, enqueue, dequeue, wakeup), so accounting done for
     /// the simulator's own bookkeeping (charging a policy's hook cost) does not add a
     /// scheduling point the kernel would not have.
+    #[inline(always)]
     pub(super) fn account(&mut self, cpu: u32, check_deadline: bool) {
         let now = self.w.now;
         let rq = &mut self.w.rqs[cpu as usize];
@@ -31,25 +32,15 @@ impl Sim {
             return;
         };
         let donor = rq.donor.unwrap_or(e);
-        let dt = now - rq.last_update;
-        if dt > 0 {
-            rq.last_update = now;
-            let d = dt.min(rq.debt);
-            rq.debt -= d;
-            let run = dt - d;
-            rq.busy_ns += dt;
-            let cap = rq.cap as u64;
-            let t = &mut self.w.tasks[e as usize];
-            t.sum_exec += run;
-            t.remaining = t.remaining.saturating_sub(run * cap);
-            let d = &mut self.w.tasks[donor as usize];
-            if !d.eff.is_rt() {
-                d.vruntime += fair::to_virtual(dt, d.weight);
-            }
+        // About half the calls come at an instant already accounted (several scheduling
+        // points in one event): those skip the out-of-line part.
+        if now != rq.last_update {
+            self.advance(cpu, e, donor);
         }
         // Checked even when no time passed, so an earlier `account(.., false)` at this
         // instant cannot hide an expiry from this scheduling point.
         if check_deadline {
+            let rq = &self.w.rqs[cpu as usize];
             let others = !rq.fair.is_empty() || !rq.rt.is_empty();
             let d = &mut self.w.tasks[donor as usize];
             if !d.eff.is_rt() && d.vruntime >= d.deadline {
@@ -59,6 +50,28 @@ impl Sim {
                     self.resched |= 1 << cpu;
                 }
             }
+        }
+    }
+
+    /// Runs `cpu`'s current task `e` (on `donor`'s context) from the last update to now:
+    /// debt first, then the task's work, its CPU time and the donor's vruntime.
+    #[inline(never)]
+    fn advance(&mut self, cpu: u32, e: TaskIdx, donor: TaskIdx) {
+        let now = self.w.now;
+        let rq = &mut self.w.rqs[cpu as usize];
+        let dt = now - rq.last_update;
+        rq.last_update = now;
+        let d = dt.min(rq.debt);
+        rq.debt -= d;
+        let run = dt - d;
+        rq.busy_ns += dt;
+        let cap = rq.cap as u64;
+        let t = &mut self.w.tasks[e as usize];
+        t.sum_exec += run;
+        t.remaining = t.remaining.saturating_sub(run * cap);
+        let d = &mut self.w.tasks[donor as usize];
+        if !d.eff.is_rt() {
+            d.vruntime += fair::to_virtual(dt, d.weight);
         }
     }
 
