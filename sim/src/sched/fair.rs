@@ -35,15 +35,23 @@ fn entities<'a>(rq: &'a Rq, tasks: &'a [Task]) -> impl Iterator<Item = TaskIdx> 
 }
 
 /// The load-weighted average vruntime `V` of `rq` (its own clock if empty).
+///
+/// Inline: runqueues hold few entities (about two on average), so the call and the division
+/// cost more than the loop; a lone entity (`V` is its own vruntime) divides nothing.
+#[inline]
 pub fn avg_vruntime(rq: &Rq, tasks: &[Task]) -> i64 {
-    // Exact i64 sums when nothing overflows (the common case); otherwise the i128 sums
-    // below. Both are exact, so the result is the same.
-    let mut reference = None;
-    let (mut sw, mut swv) = (0i64, 0i64);
-    let mut fits = true;
-    for t in entities(rq, tasks) {
+    // Exact i64 sums relative to the first entity when nothing overflows (the common case);
+    // otherwise the i128 sums of `avg_vruntime_wide`. Both are exact, so the result is the
+    // same.
+    let mut it = entities(rq, tasks);
+    let Some(first) = it.next() else {
+        return rq.vclock;
+    };
+    let first = &tasks[first as usize];
+    let r = first.vruntime;
+    let (mut sw, mut swv) = (first.weight as i64, 0i64);
+    for t in it {
         let t = &tasks[t as usize];
-        let r = *reference.get_or_insert(t.vruntime);
         let term = t
             .vruntime
             .checked_sub(r)
@@ -53,18 +61,20 @@ pub fn avg_vruntime(rq: &Rq, tasks: &[Task]) -> i64 {
                 swv = v;
                 sw += t.weight as i64;
             }
-            None => {
-                fits = false;
-                break;
-            }
+            None => return avg_vruntime_wide(rq, tasks),
         }
     }
-    if fits {
-        return match reference {
-            None => rq.vclock,
-            Some(r) => r + swv / sw,
-        };
+    if swv == 0 {
+        r
+    } else {
+        r + swv / sw
     }
+}
+
+/// [`avg_vruntime`] with i128 sums, for runqueues whose i64 sums would overflow.
+#[cold]
+#[inline(never)]
+fn avg_vruntime_wide(rq: &Rq, tasks: &[Task]) -> i64 {
     let mut reference = None;
     let (mut sw, mut swv) = (0i128, 0i128);
     for t in entities(rq, tasks) {
