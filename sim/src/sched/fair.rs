@@ -94,6 +94,7 @@ fn avg_vruntime_wide(rq: &Rq, tasks: &[Task]) -> i64 {
 }
 
 /// EEVDF pick: among eligible entities (vruntime <= V), the earliest virtual deadline.
+#[inline]
 pub fn pick(rq: &Rq, tasks: &[Task]) -> Option<TaskIdx> {
     let v = avg_vruntime(rq, tasks);
     let mut best: Option<(i64, i64, TaskIdx)> = None;
