@@ -12,6 +12,7 @@ impl Sim {
     /// Accounts time since the last update on `cpu`: debt first, then the running task; if
     /// the fair task's slice is used up, sets a new deadline and marks `cpu` for a pick
     /// (`update_curr` → `update_deadline` in kernel/sched/fair.c).
+    #[inline(always)]
     pub(super) fn update_curr(&mut self, cpu: u32) {
         self.account(cpu, true);
     }
