@@ -77,6 +77,7 @@ impl Sim {
     }
 
     /// (Re)schedules the completion event of `cpu`'s running compute.
+    #[inline(always)]
     pub(super) fn arm(&mut self, cpu: u32) {
         let rq = &mut self.w.rqs[cpu as usize];
         rq.gen = rq.gen.wrapping_add(1);
