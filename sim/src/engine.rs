@@ -67,10 +67,12 @@ struct Slots {
 }
 
 impl Slots {
-    /// Sets slot `i` to `key`, replacing what it held.
+    /// Sets slot `i` to `key`, replacing what it held. Inline (every arm sets a slot); the
+    /// scan is not.
+    #[inline(always)]
     fn set(&mut self, i: usize, key: u128, data: u32) {
         if i >= self.keys.len() {
-            self.keys.resize(i + 1, (NONE, 0));
+            self.grow(i + 1);
         }
         let min_key = self.keys[self.min].0;
         self.keys[i] = (key, data);
@@ -82,6 +84,13 @@ impl Slots {
         }
     }
 
+    /// Makes room for `n` slots (once per CPU, at its first completion).
+    #[cold]
+    fn grow(&mut self, n: usize) {
+        self.keys.resize(n, (NONE, 0));
+    }
+
+    #[inline(never)]
     fn rescan(&mut self) {
         let mut best = 0;
         let mut best_key = NONE;
