@@ -138,7 +138,9 @@ impl SuperPass {
     }
 
     /// The core event the kernel hooks would report for simulator lock event `ev`, with TIDs
-    /// for task indices.
+    /// for task indices. Inline, so its match merges with the visibility filter's on the
+    /// lock-event hook.
+    #[inline]
     pub fn core_event(w: &World, ev: LockEvent) -> Event {
         let tid = |t| Self::tid(w, t);
         let hinted = |l: u32| w.lock_vis[l as usize] == Visibility::Hinted;
