@@ -6,7 +6,7 @@
 //! the order is the same.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 /// An event kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -122,6 +122,89 @@ impl Slots {
     }
 }
 
+/// Events that arrive in key order, first in first out, with the first key at hand (the
+/// queue compares it at every pop). A ring whose length is a power of two: it holds about
+/// one tick per CPU, and `VecDeque`'s general indexing cost more than the rest of a tick.
+#[derive(Debug)]
+struct Fifo {
+    /// The ring (empty, or a power-of-two length).
+    buf: Vec<(u128, u32)>,
+    /// Position of the first item.
+    head: usize,
+    /// Items held.
+    len: usize,
+    /// Key of the first item (`NONE` if empty).
+    first: u128,
+    /// Key of the last item (meaningless if empty).
+    last: u128,
+}
+
+impl Default for Fifo {
+    fn default() -> Self {
+        Fifo {
+            buf: Vec::new(),
+            head: 0,
+            len: 0,
+            first: NONE,
+            last: 0,
+        }
+    }
+}
+
+impl Fifo {
+    /// Whether an item with `key` keeps the items in key order.
+    #[inline(always)]
+    fn accepts(&self, key: u128) -> bool {
+        self.len == 0 || self.last < key
+    }
+
+    /// Appends an item ([`Self::accepts`] must hold).
+    #[inline(always)]
+    fn push(&mut self, key: u128, data: u32) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let mask = self.buf.len() - 1;
+        self.buf[(self.head + self.len) & mask] = (key, data);
+        if self.len == 0 {
+            self.first = key;
+        }
+        self.len += 1;
+        self.last = key;
+    }
+
+    /// Doubles the ring, keeping the items in order from position 0.
+    #[cold]
+    fn grow(&mut self) {
+        let cap = (self.buf.len() * 2).max(8);
+        let mut buf = Vec::with_capacity(cap);
+        buf.extend((0..self.len).map(|i| self.buf[(self.head + i) & (self.buf.len() - 1)]));
+        buf.resize(cap, (NONE, 0));
+        self.buf = buf;
+        self.head = 0;
+    }
+
+    /// Takes the first item (there must be one).
+    #[inline(always)]
+    fn pop(&mut self) -> (u128, u32) {
+        debug_assert!(self.len > 0, "pop from an empty FIFO");
+        let mask = self.buf.len() - 1;
+        let item = self.buf[self.head];
+        self.head = (self.head + 1) & mask;
+        self.len -= 1;
+        self.first = if self.len == 0 {
+            NONE
+        } else {
+            self.buf[self.head].0
+        };
+        item
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// The event queue.
 ///
 /// Completion events (`Ev::Done`) are not kept in the heap: each CPU has at most one live
@@ -138,8 +221,8 @@ pub struct EventQueue {
     seq: u64,
     /// Per CPU: the live completion (payload: its generation).
     done: Slots,
-    /// Ticks in key order: (key, CPU).
-    ticks: VecDeque<(u128, u32)>,
+    /// Ticks in key order (payload: the CPU).
+    ticks: Fifo,
 }
 
 impl EventQueue {
@@ -149,7 +232,7 @@ impl EventQueue {
             heap: BinaryHeap::with_capacity(n),
             seq: 0,
             done: Slots::default(),
-            ticks: VecDeque::new(),
+            ticks: Fifo::default(),
         }
     }
 
@@ -160,9 +243,7 @@ impl EventQueue {
         let key = (t as u128) << 64 | self.seq as u128;
         match ev {
             Ev::Done(cpu, gen) => self.done.set(cpu as usize, key, gen),
-            Ev::Tick(cpu) if self.ticks.back().is_none_or(|&(k, _)| k < key) => {
-                self.ticks.push_back((key, cpu));
-            }
+            Ev::Tick(cpu) if self.ticks.accepts(key) => self.ticks.push(key, cpu),
             _ => self.heap.push(Reverse(Entry { key, ev })),
         }
     }
@@ -172,14 +253,14 @@ impl EventQueue {
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(u64, Ev)> {
         let h = self.heap.peek().map_or(NONE, |Reverse(e)| e.key);
-        let k = self.ticks.front().map_or(NONE, |&(k, _)| k);
+        let k = self.ticks.first;
         let d = self.done.peek();
         if d < h && d < k {
             let (c, key, gen) = self.done.take_min();
             return Some(((key >> 64) as u64, Ev::Done(c as u32, gen)));
         }
         if k < h {
-            let (key, c) = self.ticks.pop_front()?;
+            let (key, c) = self.ticks.pop();
             return Some(((key >> 64) as u64, Ev::Tick(c)));
         }
         self.heap
@@ -236,5 +317,30 @@ mod tests {
             ]
         );
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn ticks_keep_their_order_across_the_ring_growing_and_wrapping() {
+        let mut q = EventQueue::default();
+        let mut want = Vec::new();
+        let mut got = Vec::new();
+        let mut t = 0;
+        // Grow with 20 pending ticks, then keep 3 to 20 pending while popping (the ring
+        // wraps), with a same-time timer now and then.
+        for round in 0..200u64 {
+            let pending = if round < 20 { 20 } else { 3 + round % 18 };
+            while q.len() < pending as usize {
+                t += 7;
+                q.push(t, Ev::Tick(round as u32));
+                want.push((t, Ev::Tick(round as u32)));
+                if t % 5 == 0 {
+                    q.push(t, Ev::Timer(1, 0));
+                    want.push((t, Ev::Timer(1, 0)));
+                }
+            }
+            got.push(q.pop().unwrap());
+        }
+        got.extend(drain(&mut q));
+        assert_eq!(got, want);
     }
 }
