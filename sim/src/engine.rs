@@ -92,12 +92,16 @@ impl Slots {
 
     #[inline(never)]
     fn rescan(&mut self) {
+        // Compares the times first and the sequence numbers only on a tie (rare): a 64-bit
+        // compare per slot instead of a 128-bit one.
         let mut best = 0;
-        let mut best_key = NONE;
+        let (mut best_t, mut best_s) = (u64::MAX, u64::MAX);
         for (i, d) in self.keys.iter().enumerate() {
-            if d.0 < best_key {
+            let (t, s) = ((d.0 >> 64) as u64, d.0 as u64);
+            if t < best_t || (t == best_t && s < best_s) {
                 best = i;
-                best_key = d.0;
+                best_t = t;
+                best_s = s;
             }
         }
         self.min = best;
