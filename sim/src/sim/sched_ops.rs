@@ -119,35 +119,40 @@ impl Sim {
 
     /// Puts the running task(s) back on the queue if they are still on the runqueue.
     fn put_prev(&mut self, cpu: u32) {
-        let now = self.w.now;
         let rq = &mut self.w.rqs[cpu as usize];
         let curr = rq.curr.take();
         let donor = rq.donor.take();
         self.idle |= 1 << cpu;
-        for t in [donor, curr.filter(|&c| Some(c) != donor)]
-            .into_iter()
-            .flatten()
-        {
-            // Not queued any more; or it blocked here and, before this CPU picked again, a
-            // wakeup queued it anew, on another CPU or on this one's list: leave it there.
-            let rq = &self.w.rqs[cpu as usize];
-            let task = &self.w.tasks[t as usize];
-            if !task.on_rq || task.cpu != cpu || rq.fair.contains(&t) || rq.rt.contains(&t) {
-                continue;
-            }
-            let task = &mut self.w.tasks[t as usize];
-            if task.state == State::Running {
-                task.state = State::Runnable;
-                task.runnable_since = now;
-            }
-            let rq = &mut self.w.rqs[cpu as usize];
-            if task.eff.is_rt() {
-                rq.rt.insert(0, t); // a preempted FIFO task stays at the head of its level
-            } else {
-                rq.fair.push(t);
-            }
-            self.queued += 1;
+        if let Some(d) = donor {
+            self.put_back(cpu, d);
         }
+        if let Some(c) = curr.filter(|&c| Some(c) != donor) {
+            self.put_back(cpu, c);
+        }
+    }
+
+    /// Queues `t`, just taken off `cpu`, on `cpu`'s list again if it is still on the runqueue.
+    #[inline(always)]
+    fn put_back(&mut self, cpu: u32, t: TaskIdx) {
+        // Not queued any more; or it blocked here and, before this CPU picked again, a
+        // wakeup queued it anew, on another CPU or on this one's list: leave it there.
+        let rq = &self.w.rqs[cpu as usize];
+        let task = &self.w.tasks[t as usize];
+        if !task.on_rq || task.cpu != cpu || rq.fair.contains(&t) || rq.rt.contains(&t) {
+            return;
+        }
+        let task = &mut self.w.tasks[t as usize];
+        if task.state == State::Running {
+            task.state = State::Runnable;
+            task.runnable_since = self.w.now;
+        }
+        let rq = &mut self.w.rqs[cpu as usize];
+        if task.eff.is_rt() {
+            rq.rt.insert(0, t); // a preempted FIFO task stays at the head of its level
+        } else {
+            rq.fair.push(t);
+        }
+        self.queued += 1;
     }
 
     /// The pick on `cpu`.
