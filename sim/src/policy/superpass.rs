@@ -223,10 +223,11 @@ impl SuperPass {
 
     /// Locates newly boosted tasks that already sit on a runqueue, as the module does when
     /// it kicks their CPU; reschedules where the engine says so. Inline, so the common case
-    /// (nobody newly boosted) costs no call on every lock event.
+    /// (nobody newly boosted) costs no call on every lock event (`Answer::newly_boosted` is
+    /// core's, out of line here).
     #[inline(always)]
     fn place(&mut self, w: &World, a: Answer, out: &mut Vec<Action>) {
-        if !a.newly_boosted().is_empty() {
+        if matches!(a, Answer::Boosted(_)) {
             self.place_boosted(w, a, out);
         }
     }
