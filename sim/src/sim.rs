@@ -101,6 +101,8 @@ pub struct Sim {
     /// Entries on all runqueues' `fair` and `rt` lists together (balancing skips its scan
     /// when zero).
     queued: u32,
+    /// CPUs whose `fair` or `rt` list is not empty (balancing scans only these).
+    queued_on: u64,
     /// CPUs with nothing current (`World::idle_mask`, kept up to date where `curr` changes).
     idle: u64,
     scratch: Vec<TaskIdx>,

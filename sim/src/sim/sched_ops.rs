@@ -152,7 +152,7 @@ impl Sim {
         } else {
             rq.fair.push(t);
         }
-        self.queued += 1;
+        self.count_queued(cpu);
     }
 
     /// The pick on `cpu`.
@@ -238,11 +238,22 @@ impl Sim {
         let rq = &mut self.w.rqs[cpu as usize];
         if let Some(i) = rq.fair.iter().position(|&x| x == t) {
             rq.fair.remove(i);
-            self.queued -= 1;
         } else if let Some(i) = rq.rt.iter().position(|&x| x == t) {
             rq.rt.remove(i);
-            self.queued -= 1;
+        } else {
+            return;
         }
+        self.queued -= 1;
+        if rq.fair.is_empty() && rq.rt.is_empty() {
+            self.queued_on &= !(1 << cpu);
+        }
+    }
+
+    /// Counts an entry just added to `cpu`'s `fair` or `rt` list.
+    #[inline(always)]
+    fn count_queued(&mut self, cpu: u32) {
+        self.queued += 1;
+        self.queued_on |= 1 << cpu;
     }
 
     /// Makes `exec` (on `donor`'s context) current on `cpu`, charging a switch if it changed.
@@ -362,7 +373,7 @@ impl Sim {
             fair::place(task, v, slice);
             rq.fair.push(t);
         }
-        self.queued += 1;
+        self.count_queued(cpu);
         self.policy.enqueue(&self.w, cpu, t, &mut self.out);
         self.apply();
     }
@@ -569,7 +580,7 @@ impl Sim {
             } else {
                 rq.fair.push(t);
             }
-            self.queued += 1;
+            self.count_queued(cpu);
             if self.w.tasks[t as usize].state == State::Runnable {
                 self.check_preempt(cpu, t);
             }
@@ -670,7 +681,8 @@ impl Sim {
         // tasks are queued and runnable nor their masks, so `want` bounds the candidates
         // for the whole loop; a CPU outside it has none.
         let mut want = 0u64;
-        for rq in &self.w.rqs {
+        for c in bits(self.queued_on) {
+            let rq = &self.w.rqs[c as usize];
             for &t in &rq.rt {
                 let task = &self.w.tasks[t as usize];
                 if task.state == State::Runnable {
@@ -694,10 +706,9 @@ impl Sim {
             }
             // Candidate: RT first (highest prio), then the fair task waiting longest.
             let mut best: Option<(bool, u8, u64, TaskIdx)> = None;
-            for (src, rq) in self.w.rqs.iter().enumerate() {
-                if src as u32 == c {
-                    continue;
-                }
+            // Only lists that hold something, in CPU order as a scan of all would visit them.
+            for src in bits(self.queued_on & !(1 << c)) {
+                let rq = &self.w.rqs[src as usize];
                 for &t in rq.rt.iter().chain(&rq.fair) {
                     let task = &self.w.tasks[t as usize];
                     if task.state != State::Runnable || task.allowed & (1 << c) == 0 {
