@@ -213,10 +213,10 @@ impl Fifo {
 ///
 /// Completion events (`Ev::Done`) are not kept in the heap: each CPU has at most one live
 /// completion (a re-arm supersedes the previous one, which the loop would skip), so they
-/// sit in one slot per CPU and a re-arm overwrites the slot instead of pushing. Ticks, pushed
-/// one period after the tick being handled (so in key order), wait in a FIFO beside the heap
-/// while they arrive in key order (any that would not go to the heap). `pop` takes the
-/// earliest of the heap's top, the earliest slot and the FIFO's front; keys are unique
+/// sit in one slot per CPU and a re-arm overwrites the slot instead of pushing. Ticks, each
+/// pushed one period after the tick being handled, arrive in key order and wait in a FIFO
+/// beside the heap (a tick that would break the FIFO's order goes to the heap). `pop` takes
+/// the earliest of the heap's top, the earliest slot and the FIFO's front; keys are unique
 /// (`seq`), so the order is the same `(time, seq)` order as with every event in the heap.
 /// (Ticks measured slower in per-CPU slots than in the heap.)
 #[derive(Debug, Default)]
