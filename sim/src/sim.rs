@@ -101,6 +101,8 @@ pub struct Sim {
     /// Entries on all runqueues' `fair` and `rt` lists together (balancing skips its scan
     /// when zero).
     queued: u32,
+    /// CPUs whose `fair` or `rt` list is not empty (balancing scans only these).
+    queued_on: u64,
     /// CPUs with nothing current (`World::idle_mask`, kept up to date where `curr` changes).
     idle: u64,
     scratch: Vec<TaskIdx>,
@@ -299,6 +301,11 @@ impl Sim {
     }
 
     fn apply_actions(&mut self) {
+        // Nearly always a single hook charge: applied without the loop.
+        if let [Action::Charge(c, ns)] = self.out[..] {
+            self.out.clear();
+            return self.charge(c, ns);
+        }
         while let Some(a) = self.out.pop() {
             match a {
                 Action::SetEff(t, s) => self.set_eff(t, s),
@@ -309,22 +316,7 @@ impl Sim {
                     self.set_eff(t, s);
                 }
                 Action::Resched(c) => self.resched(c),
-                Action::Charge(c, ns) => {
-                    // Account the time before the charge first, so the debt delays only
-                    // what remains. No slice-expiry check here: a hook running does not
-                    // make the kernel re-evaluate the pick, and checking would preempt
-                    // tasks at lock operations (where hooks fire) instead of at the tick.
-                    // (Accounting at an instant already accounted changes nothing.)
-                    if self.w.rqs[c as usize].last_update != self.w.now {
-                        self.account(c, false);
-                    }
-                    let rq = &mut self.w.rqs[c as usize];
-                    rq.debt += ns;
-                    rq.policy_ns += ns;
-                    if rq.curr.is_some() {
-                        self.arm(c);
-                    }
-                }
+                Action::Charge(c, ns) => self.charge(c, ns),
                 Action::GrantBegin(t) => {
                     self.granted += 1;
                     self.slice_begin(t, Name::Grant(t));
@@ -334,6 +326,25 @@ impl Sim {
                     self.slice_end(t, Name::Grant(t));
                 }
             }
+        }
+    }
+
+    /// Charges `ns` of a policy's work to CPU `c` (`Action::Charge`).
+    #[inline(always)]
+    fn charge(&mut self, c: u32, ns: u64) {
+        // Account the time before the charge first, so the debt delays only what remains.
+        // No slice-expiry check here: a hook running does not make the kernel re-evaluate
+        // the pick, and checking would preempt tasks at lock operations (where hooks fire)
+        // instead of at the tick. (Accounting at an instant already accounted changes
+        // nothing.)
+        if self.w.rqs[c as usize].last_update != self.w.now {
+            self.account(c, false);
+        }
+        let rq = &mut self.w.rqs[c as usize];
+        rq.debt += ns;
+        rq.policy_ns += ns;
+        if rq.curr.is_some() {
+            self.arm(c);
         }
     }
 

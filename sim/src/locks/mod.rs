@@ -77,6 +77,18 @@ impl Lock {
         }
     }
 
+    /// Whether any task is queued waiting on the lock (as `waiters().next().is_some()`, without
+    /// building the chained iterator: occupancy accounting asks at every lock operation).
+    #[inline]
+    pub fn has_waiters(&self) -> bool {
+        match self {
+            Lock::Mutex(m) => !m.waiters.is_empty(),
+            Lock::Futex(f) => !f.waiters.is_empty(),
+            Lock::Rwsem(r) => !r.waiters.is_empty(),
+            Lock::PiFutex(m) => !m.waiters.is_empty(),
+        }
+    }
+
     /// Tasks queued waiting on the lock.
     pub fn waiters(&self) -> impl Iterator<Item = TaskIdx> + '_ {
         let (a, b, c): (Option<_>, Option<_>, Option<_>) = match self {

@@ -31,7 +31,8 @@ fn critical(w: &World, t: u32) -> bool {
     matches!(w.task(t).role, ThreadRole::Ui | ThreadRole::Render)
 }
 
-/// Whether a kernel hook reports `ev` on `dev`.
+/// Whether a kernel hook reports `ev` on `dev`. Inline: it runs on every lock event.
+#[inline]
 pub fn visible(w: &World, dev: Device, ev: LockEvent) -> bool {
     let lock = ev.lock();
     let vis = match (w.lock_vis[lock as usize], dev) {

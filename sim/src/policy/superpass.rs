@@ -161,7 +161,9 @@ impl SuperPass {
     }
 
     /// The core event the kernel hooks would report for simulator lock event `ev`, with TIDs
-    /// for task indices.
+    /// for task indices. Inline, so its match merges with the visibility filter's on the
+    /// lock-event hook.
+    #[inline]
     pub fn core_event(w: &World, ev: LockEvent) -> Event {
         let tid = |t| Self::tid(w, t);
         let hinted = |l: u32| w.lock_vis[l as usize] == Visibility::Hinted;
@@ -301,8 +303,19 @@ impl SuperPass {
     }
 
     /// Locates newly boosted tasks that already sit on a runqueue, as the module does when
-    /// it kicks their CPU; reschedules where the engine says so.
+    /// it kicks their CPU; reschedules where the engine says so. Inline, so the common case
+    /// (nobody newly boosted) costs no call on every lock event (`Answer::newly_boosted` is
+    /// core's, out of line here).
+    #[inline(always)]
     fn place(&mut self, w: &World, a: Answer, out: &mut Vec<Action>) {
+        if matches!(a, Answer::Boosted(_)) {
+            self.place_boosted(w, a, out);
+        }
+    }
+
+    /// [`Self::place`] when some task was newly boosted.
+    #[inline(never)]
+    fn place_boosted(&mut self, w: &World, a: Answer, out: &mut Vec<Action>) {
         for &b in a.newly_boosted() {
             let Some(&bi) = self.idx.get(&b) else {
                 continue;

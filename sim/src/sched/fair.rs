@@ -28,22 +28,45 @@ pub fn to_virtual(ns: u64, weight: u64) -> i64 {
 
 /// The fair entities counted on `rq`: queued tasks plus the running donor if fair.
 fn entities<'a>(rq: &'a Rq, tasks: &'a [Task]) -> impl Iterator<Item = TaskIdx> + 'a {
-    let d = rq
-        .donor
-        .filter(|&d| tasks[d as usize].on_rq && !tasks[d as usize].eff.is_rt());
-    rq.fair.iter().copied().chain(d)
+    rq.fair.iter().copied().chain(fair_donor(rq, tasks))
+}
+
+/// `rq`'s running donor if it counts as a fair entity (still on the runqueue, fair class).
+#[inline(always)]
+fn fair_donor(rq: &Rq, tasks: &[Task]) -> Option<TaskIdx> {
+    rq.donor
+        .filter(|&d| tasks[d as usize].on_rq && !tasks[d as usize].eff.is_rt())
 }
 
 /// The load-weighted average vruntime `V` of `rq` (its own clock if empty).
+///
+/// Inline: runqueues hold few entities (about two on average), so the call and the division
+/// cost more than the loop; a lone entity (`V` is its own vruntime) divides nothing.
+#[inline]
 pub fn avg_vruntime(rq: &Rq, tasks: &[Task]) -> i64 {
-    // Exact i64 sums when nothing overflows (the common case); otherwise the i128 sums
-    // below. Both are exact, so the result is the same.
-    let mut reference = None;
-    let (mut sw, mut swv) = (0i64, 0i64);
-    let mut fits = true;
-    for t in entities(rq, tasks) {
+    avg_vruntime_with(rq, tasks, fair_donor(rq, tasks))
+}
+
+/// [`avg_vruntime`] given [`fair_donor`]. The entities are visited as [`entities`] yields
+/// them (queued tasks, then the donor), by plain loops: the chained iterator's state checks
+/// cost as much as the sums.
+#[inline(always)]
+fn avg_vruntime_with(rq: &Rq, tasks: &[Task], donor: Option<TaskIdx>) -> i64 {
+    // Exact i64 sums relative to the first entity when nothing overflows (the common case);
+    // otherwise the i128 sums of `avg_vruntime_wide`. Both are exact, so the result is the
+    // same.
+    let (first, rest, last) = match rq.fair.split_first() {
+        Some((&f, rest)) => (f, rest, donor),
+        None => match donor {
+            Some(d) => (d, &[][..], None),
+            None => return rq.vclock,
+        },
+    };
+    let first = &tasks[first as usize];
+    let r = first.vruntime;
+    let (mut sw, mut swv) = (first.weight as i64, 0i64);
+    let mut add = |t: TaskIdx| {
         let t = &tasks[t as usize];
-        let r = *reference.get_or_insert(t.vruntime);
         let term = t
             .vruntime
             .checked_sub(r)
@@ -52,19 +75,32 @@ pub fn avg_vruntime(rq: &Rq, tasks: &[Task]) -> i64 {
             Some(v) => {
                 swv = v;
                 sw += t.weight as i64;
+                true
             }
-            None => {
-                fits = false;
-                break;
-            }
+            None => false,
+        }
+    };
+    for &t in rest {
+        if !add(t) {
+            return avg_vruntime_wide(rq, tasks);
         }
     }
-    if fits {
-        return match reference {
-            None => rq.vclock,
-            Some(r) => r + swv / sw,
-        };
+    if let Some(d) = last {
+        if !add(d) {
+            return avg_vruntime_wide(rq, tasks);
+        }
     }
+    if swv == 0 {
+        r
+    } else {
+        r + swv / sw
+    }
+}
+
+/// [`avg_vruntime`] with i128 sums, for runqueues whose i64 sums would overflow.
+#[cold]
+#[inline(never)]
+fn avg_vruntime_wide(rq: &Rq, tasks: &[Task]) -> i64 {
     let mut reference = None;
     let (mut sw, mut swv) = (0i128, 0i128);
     for t in entities(rq, tasks) {
@@ -84,11 +120,14 @@ pub fn avg_vruntime(rq: &Rq, tasks: &[Task]) -> i64 {
 }
 
 /// EEVDF pick: among eligible entities (vruntime <= V), the earliest virtual deadline.
+#[inline]
 pub fn pick(rq: &Rq, tasks: &[Task]) -> Option<TaskIdx> {
-    let v = avg_vruntime(rq, tasks);
+    let donor = fair_donor(rq, tasks);
+    let v = avg_vruntime_with(rq, tasks, donor);
     let mut best: Option<(i64, i64, TaskIdx)> = None;
     let mut fallback: Option<(i64, TaskIdx)> = None;
-    for i in entities(rq, tasks) {
+    // Queued tasks, then the donor (the order of `entities`: it decides `fallback`'s ties).
+    let mut visit = |i: TaskIdx| {
         let t = &tasks[i as usize];
         if fallback.is_none_or(|(fv, _)| t.vruntime < fv) {
             fallback = Some((t.vruntime, i));
@@ -99,6 +138,12 @@ pub fn pick(rq: &Rq, tasks: &[Task]) -> Option<TaskIdx> {
                 best = Some(key);
             }
         }
+    };
+    for &i in &rq.fair {
+        visit(i);
+    }
+    if let Some(d) = donor {
+        visit(d);
     }
     best.map(|b| b.2).or(fallback.map(|f| f.1))
 }

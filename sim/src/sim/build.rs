@@ -152,6 +152,7 @@ impl Sim {
             out: Vec::with_capacity(16),
             resched: 0,
             queued: 0,
+            queued_on: 0,
             idle: if nr >= 64 { u64::MAX } else { (1u64 << nr) - 1 },
             scratch: Vec::with_capacity(16),
             vsync_period: sc.vsync_hz.map(|hz| (1e9 / hz) as u64),

@@ -37,6 +37,18 @@ impl Sim {
                 w.idle_mask()
             ));
         }
+        let queued_on = w
+            .rqs
+            .iter()
+            .enumerate()
+            .filter(|(_, rq)| !rq.fair.is_empty() || !rq.rt.is_empty())
+            .fold(0u64, |m, (c, _)| m | 1 << c);
+        if queued_on != self.queued_on {
+            self.violations.push(format!(
+                "t={} queued-on mask {:#x} but {queued_on:#x} have queued tasks",
+                w.now, self.queued_on
+            ));
+        }
         let queued: usize = w.rqs.iter().map(|rq| rq.fair.len() + rq.rt.len()).sum();
         if queued != self.queued as usize {
             self.violations.push(format!(

@@ -21,7 +21,7 @@ impl Sim {
         } else if !lk.readers().is_empty() {
             st.held_ns += dt;
         }
-        if lk.waiters().next().is_some() {
+        if lk.has_waiters() {
             st.waited_ns += dt;
         }
     }

@@ -12,6 +12,7 @@ impl Sim {
     /// Accounts time since the last update on `cpu`: debt first, then the running task; if
     /// the fair task's slice is used up, sets a new deadline and marks `cpu` for a pick
     /// (`update_curr` → `update_deadline` in kernel/sched/fair.c).
+    #[inline(always)]
     pub(super) fn update_curr(&mut self, cpu: u32) {
         self.account(cpu, true);
     }
@@ -20,6 +21,7 @@ impl Sim {
     /// to the next scheduling point (tick, enqueue, dequeue, wakeup), so accounting done for
     /// the simulator's own bookkeeping (charging a policy's hook cost) does not add a
     /// scheduling point the kernel would not have.
+    #[inline(always)]
     pub(super) fn account(&mut self, cpu: u32, check_deadline: bool) {
         let now = self.w.now;
         let rq = &mut self.w.rqs[cpu as usize];
@@ -31,25 +33,15 @@ impl Sim {
             return;
         };
         let donor = rq.donor.unwrap_or(e);
-        let dt = now - rq.last_update;
-        if dt > 0 {
-            rq.last_update = now;
-            let d = dt.min(rq.debt);
-            rq.debt -= d;
-            let run = dt - d;
-            rq.busy_ns += dt;
-            let cap = rq.cap as u64;
-            let t = &mut self.w.tasks[e as usize];
-            t.sum_exec += run;
-            t.remaining = t.remaining.saturating_sub(run * cap);
-            let d = &mut self.w.tasks[donor as usize];
-            if !d.eff.is_rt() {
-                d.vruntime += fair::to_virtual(dt, d.weight);
-            }
+        // About half the calls come at an instant already accounted (several scheduling
+        // points in one event): those skip the out-of-line part.
+        if now != rq.last_update {
+            self.advance(cpu, e, donor);
         }
         // Checked even when no time passed, so an earlier `account(.., false)` at this
         // instant cannot hide an expiry from this scheduling point.
         if check_deadline {
+            let rq = &self.w.rqs[cpu as usize];
             let others = !rq.fair.is_empty() || !rq.rt.is_empty();
             let d = &mut self.w.tasks[donor as usize];
             if !d.eff.is_rt() && d.vruntime >= d.deadline {
@@ -62,7 +54,30 @@ impl Sim {
         }
     }
 
+    /// Runs `cpu`'s current task `e` (on `donor`'s context) from the last update to now:
+    /// debt first, then the task's work, its CPU time and the donor's vruntime.
+    #[inline(never)]
+    fn advance(&mut self, cpu: u32, e: TaskIdx, donor: TaskIdx) {
+        let now = self.w.now;
+        let rq = &mut self.w.rqs[cpu as usize];
+        let dt = now - rq.last_update;
+        rq.last_update = now;
+        let d = dt.min(rq.debt);
+        rq.debt -= d;
+        let run = dt - d;
+        rq.busy_ns += dt;
+        let cap = rq.cap as u64;
+        let t = &mut self.w.tasks[e as usize];
+        t.sum_exec += run;
+        t.remaining = t.remaining.saturating_sub(run * cap);
+        let d = &mut self.w.tasks[donor as usize];
+        if !d.eff.is_rt() {
+            d.vruntime += fair::to_virtual(dt, d.weight);
+        }
+    }
+
     /// (Re)schedules the completion event of `cpu`'s running compute.
+    #[inline(always)]
     pub(super) fn arm(&mut self, cpu: u32) {
         let rq = &mut self.w.rqs[cpu as usize];
         rq.gen = rq.gen.wrapping_add(1);
@@ -104,35 +119,40 @@ impl Sim {
 
     /// Puts the running task(s) back on the queue if they are still on the runqueue.
     fn put_prev(&mut self, cpu: u32) {
-        let now = self.w.now;
         let rq = &mut self.w.rqs[cpu as usize];
         let curr = rq.curr.take();
         let donor = rq.donor.take();
         self.idle |= 1 << cpu;
-        for t in [donor, curr.filter(|&c| Some(c) != donor)]
-            .into_iter()
-            .flatten()
-        {
-            // Not queued any more; or it blocked here and, before this CPU picked again, a
-            // wakeup queued it anew, on another CPU or on this one's list: leave it there.
-            let rq = &self.w.rqs[cpu as usize];
-            let task = &self.w.tasks[t as usize];
-            if !task.on_rq || task.cpu != cpu || rq.fair.contains(&t) || rq.rt.contains(&t) {
-                continue;
-            }
-            let task = &mut self.w.tasks[t as usize];
-            if task.state == State::Running {
-                task.state = State::Runnable;
-                task.runnable_since = now;
-            }
-            let rq = &mut self.w.rqs[cpu as usize];
-            if task.eff.is_rt() {
-                rq.rt.insert(0, t); // a preempted FIFO task stays at the head of its level
-            } else {
-                rq.fair.push(t);
-            }
-            self.queued += 1;
+        if let Some(d) = donor {
+            self.put_back(cpu, d);
         }
+        if let Some(c) = curr.filter(|&c| Some(c) != donor) {
+            self.put_back(cpu, c);
+        }
+    }
+
+    /// Queues `t`, just taken off `cpu`, on `cpu`'s list again if it is still on the runqueue.
+    #[inline(always)]
+    fn put_back(&mut self, cpu: u32, t: TaskIdx) {
+        // Not queued any more; or it blocked here and, before this CPU picked again, a
+        // wakeup queued it anew, on another CPU or on this one's list: leave it there.
+        let rq = &self.w.rqs[cpu as usize];
+        let task = &self.w.tasks[t as usize];
+        if !task.on_rq || task.cpu != cpu || rq.fair.contains(&t) || rq.rt.contains(&t) {
+            return;
+        }
+        let task = &mut self.w.tasks[t as usize];
+        if task.state == State::Running {
+            task.state = State::Runnable;
+            task.runnable_since = self.w.now;
+        }
+        let rq = &mut self.w.rqs[cpu as usize];
+        if task.eff.is_rt() {
+            rq.rt.insert(0, t); // a preempted FIFO task stays at the head of its level
+        } else {
+            rq.fair.push(t);
+        }
+        self.count_queued(cpu);
     }
 
     /// The pick on `cpu`.
@@ -218,11 +238,22 @@ impl Sim {
         let rq = &mut self.w.rqs[cpu as usize];
         if let Some(i) = rq.fair.iter().position(|&x| x == t) {
             rq.fair.remove(i);
-            self.queued -= 1;
         } else if let Some(i) = rq.rt.iter().position(|&x| x == t) {
             rq.rt.remove(i);
-            self.queued -= 1;
+        } else {
+            return;
         }
+        self.queued -= 1;
+        if rq.fair.is_empty() && rq.rt.is_empty() {
+            self.queued_on &= !(1 << cpu);
+        }
+    }
+
+    /// Counts an entry just added to `cpu`'s `fair` or `rt` list.
+    #[inline(always)]
+    fn count_queued(&mut self, cpu: u32) {
+        self.queued += 1;
+        self.queued_on |= 1 << cpu;
     }
 
     /// Makes `exec` (on `donor`'s context) current on `cpu`, charging a switch if it changed.
@@ -342,7 +373,7 @@ impl Sim {
             fair::place(task, v, slice);
             rq.fair.push(t);
         }
-        self.queued += 1;
+        self.count_queued(cpu);
         self.policy.enqueue(&self.w, cpu, t, &mut self.out);
         self.apply();
     }
@@ -549,7 +580,7 @@ impl Sim {
             } else {
                 rq.fair.push(t);
             }
-            self.queued += 1;
+            self.count_queued(cpu);
             if self.w.tasks[t as usize].state == State::Runnable {
                 self.check_preempt(cpu, t);
             }
@@ -650,7 +681,8 @@ impl Sim {
         // tasks are queued and runnable nor their masks, so `want` bounds the candidates
         // for the whole loop; a CPU outside it has none.
         let mut want = 0u64;
-        for rq in &self.w.rqs {
+        for c in bits(self.queued_on) {
+            let rq = &self.w.rqs[c as usize];
             for &t in &rq.rt {
                 let task = &self.w.tasks[t as usize];
                 if task.state == State::Runnable {
@@ -674,10 +706,9 @@ impl Sim {
             }
             // Candidate: RT first (highest prio), then the fair task waiting longest.
             let mut best: Option<(bool, u8, u64, TaskIdx)> = None;
-            for (src, rq) in self.w.rqs.iter().enumerate() {
-                if src as u32 == c {
-                    continue;
-                }
+            // Only lists that hold something, in CPU order as a scan of all would visit them.
+            for src in bits(self.queued_on & !(1 << c)) {
+                let rq = &self.w.rqs[src as usize];
                 for &t in rq.rt.iter().chain(&rq.fair) {
                     let task = &self.w.tasks[t as usize];
                     if task.state != State::Runnable || task.allowed & (1 << c) == 0 {
