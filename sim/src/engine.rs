@@ -272,6 +272,15 @@ impl EventQueue {
             .map(|Reverse(e)| ((e.key >> 64) as u64, e.ev))
     }
 
+    /// The generation of the completion pending for `cpu`, if one is.
+    pub fn done_pending(&self, cpu: u32) -> Option<u32> {
+        self.done
+            .keys
+            .get(cpu as usize)
+            .filter(|&&(k, _)| k != NONE)
+            .map(|&(_, gen)| gen)
+    }
+
     /// Pending events (superseded completions are not kept).
     pub fn len(&self) -> usize {
         self.heap.len() + self.done.len() + self.ticks.len()

@@ -175,3 +175,24 @@ fn the_suite_covers_every_policy() {
         "add the new policy to policy_suite!"
     );
 }
+
+/// A task whose work ran out at the instant a hook charge re-armed its CPU kept running with
+/// no completion pending and never took another step (found as a scroll-120 run whose
+/// RenderThread ran on one CPU from 5.3 s to the end, 599 frames against the stock 3505).
+#[test]
+fn a_charge_at_the_instant_work_runs_out_does_not_stall_the_task() {
+    let sc = Scenario::builtin("scroll-120").unwrap();
+    let out = Sim::new(&sc, by_name("superpass").unwrap(), 17, 6.0, &CHECKED).run();
+    assert!(
+        out.violations.is_empty(),
+        "{:?}",
+        &out.violations[..out.violations.len().min(3)]
+    );
+    let stock = Sim::new(&sc, by_name("default").unwrap(), 17, 6.0, &CHECKED).run();
+    assert!(
+        out.res.frames * 10 > stock.res.frames * 9,
+        "{} frames against {}",
+        out.res.frames,
+        stock.res.frames
+    );
+}

@@ -29,6 +29,16 @@ impl Sim {
                     .push(format!("t={} lock {i}: {holders} holders", w.now));
             }
         }
+        // Every CPU that runs a task has that task's completion pending: without it the task
+        // would run forever without taking another step.
+        for (c, rq) in w.rqs.iter().enumerate() {
+            if rq.curr.is_some() && self.q.done_pending(c as u32) != Some(rq.gen) {
+                self.violations.push(format!(
+                    "t={} cpu {c}: runs a task with no completion pending",
+                    w.now
+                ));
+            }
+        }
         if self.idle != w.idle_mask() {
             self.violations.push(format!(
                 "t={} idle mask {:#x} but {:#x} idle",

@@ -82,10 +82,10 @@ impl Sim {
         let rq = &mut self.w.rqs[cpu as usize];
         rq.gen = rq.gen.wrapping_add(1);
         let Some(e) = rq.curr else { return };
+        // A task whose work is done (it ran out at this very instant, and a charge or another
+        // account re-arms before its completion is handled) completes once the CPU's debt is
+        // burned: the re-arm above superseded the completion it had.
         let rem = self.w.tasks[e as usize].remaining;
-        if rem == 0 {
-            return;
-        }
         let cap = rq.cap as u64;
         // `rem.div_ceil(cap)`, by shifting for the usual power-of-two capacities.
         let wall = if cap.is_power_of_two() {
