@@ -134,40 +134,43 @@ u32 sp_probes_attached_mask(void)
 	return atomic_read(&sp_probes_mirror);
 }
 
+/* Each group's hooks, as X(id, hook, probe) entries. */
+#define SP_OWNER_HOOKS(X)							\
+	{									\
+		X(SPH_MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime,	\
+		  sp_probe_mutex_starttime)					\
+		X(SPH_WRITER_OWNED, android_vh_record_rwsem_writer_owned,	\
+		  sp_probe_writer_owned)					\
+		X(SPH_WRITER_CLEARED, android_vh_clear_rwsem_writer_owned,	\
+		  sp_probe_writer_cleared)					\
+	}
+#define SP_READER_HOOKS(X)							\
+	{									\
+		X(SPH_READER_OWNED, android_vh_record_rwsem_reader_owned,	\
+		  sp_probe_reader_owned)					\
+		X(SPH_READER_CLEARED, android_vh_clear_rwsem_reader_owned,	\
+		  sp_probe_reader_cleared)					\
+	}
 #define SP_GROUP_ATTACH(id, hook, probe)				\
-	do {								\
-		if (test_bit(id, &sp_avail))				\
-			SP_ATTACH(id, hook, probe);			\
-	} while (0)
+	if (test_bit(id, &sp_avail))					\
+		SP_ATTACH(id, hook, probe);
 #define SP_GROUP_DETACH(id, hook, probe)				\
-	do {								\
-		SP_DETACH(id, hook, probe);				\
-		__clear_bit(id, &sp_attached);				\
-	} while (0)
+	SP_DETACH(id, hook, probe);					\
+	__clear_bit(id, &sp_attached);
 
 /* Attaches and detaches groups to match @want (sp_probes_mutex held). */
 static void sp_probes_set(u32 want)
 {
 	u32 add = want & ~sp_probes_attached, drop = sp_probes_attached & ~want;
 
-	if (add & SP_PROBES_OWNERS) {
-		SP_GROUP_ATTACH(SPH_MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime, sp_probe_mutex_starttime);
-		SP_GROUP_ATTACH(SPH_WRITER_OWNED, android_vh_record_rwsem_writer_owned, sp_probe_writer_owned);
-		SP_GROUP_ATTACH(SPH_WRITER_CLEARED, android_vh_clear_rwsem_writer_owned, sp_probe_writer_cleared);
-	}
-	if (add & SP_PROBES_READERS) {
-		SP_GROUP_ATTACH(SPH_READER_OWNED, android_vh_record_rwsem_reader_owned, sp_probe_reader_owned);
-		SP_GROUP_ATTACH(SPH_READER_CLEARED, android_vh_clear_rwsem_reader_owned, sp_probe_reader_cleared);
-	}
-	if (drop & SP_PROBES_OWNERS) {
-		SP_GROUP_DETACH(SPH_MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime, sp_probe_mutex_starttime);
-		SP_GROUP_DETACH(SPH_WRITER_OWNED, android_vh_record_rwsem_writer_owned, sp_probe_writer_owned);
-		SP_GROUP_DETACH(SPH_WRITER_CLEARED, android_vh_clear_rwsem_writer_owned, sp_probe_writer_cleared);
-	}
-	if (drop & SP_PROBES_READERS) {
-		SP_GROUP_DETACH(SPH_READER_OWNED, android_vh_record_rwsem_reader_owned, sp_probe_reader_owned);
-		SP_GROUP_DETACH(SPH_READER_CLEARED, android_vh_clear_rwsem_reader_owned, sp_probe_reader_cleared);
-	}
+	if (add & SP_PROBES_OWNERS)
+		SP_OWNER_HOOKS(SP_GROUP_ATTACH)
+	if (add & SP_PROBES_READERS)
+		SP_READER_HOOKS(SP_GROUP_ATTACH)
+	if (drop & SP_PROBES_OWNERS)
+		SP_OWNER_HOOKS(SP_GROUP_DETACH)
+	if (drop & SP_PROBES_READERS)
+		SP_READER_HOOKS(SP_GROUP_DETACH)
 	sp_probes_attached = want;
 	atomic_set(&sp_probes_mirror, want);
 	if (!drop)

@@ -343,6 +343,19 @@ impl FastTrack {
     }
 }
 
+/// Runs `f` with a context of default tunables (for the fast track's unit tests).
+#[cfg(test)]
+fn with_cx<R>(f: impl FnOnce(&mut Cx<'_, super::engine::NoObserver>) -> R) -> R {
+    let t = Tunables::default();
+    let mut st = Stats::default();
+    let mut obs = super::engine::NoObserver;
+    f(&mut Cx {
+        t: &t,
+        st: &mut st,
+        obs: &mut obs,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::engine::{NoObserver, RevokeReason};

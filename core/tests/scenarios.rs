@@ -36,6 +36,14 @@ fn engine() -> Engine<Log> {
     e
 }
 
+/// [`engine`] on eight CPUs.
+fn engine8() -> Engine<Log> {
+    let mut e = Engine::new(8, Log::default());
+    e.set_enabled(0, true);
+    e.add_critical(0, 100, Role::Ui).unwrap();
+    e
+}
+
 fn ok(e: &Engine<Log>) {
     e.check_invariants().unwrap();
 }
@@ -890,9 +898,7 @@ fn a_pi_futex_owner_is_boosted_like_a_mutex_owner() {
 
 #[test]
 fn a_waking_blocker_goes_to_an_idle_fast_cpu_first() {
-    let mut e = Engine::new(8, Log::default());
-    e.set_enabled(0, true);
-    e.add_critical(0, 100, Role::Ui).unwrap();
+    let mut e = engine8();
     // CPUs 4-7 are the big cores.
     e.set_fast_cpus(0xf0);
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
@@ -949,34 +955,21 @@ fn lock_operation_probes_are_wanted_while_waits_need_them_and_linger() {
 
 #[test]
 fn a_waking_blocker_goes_where_its_critical_thread_waits_then_to_the_biggest_idle_core() {
-    let mut e = Engine::new(8, Log::default());
-    e.set_enabled(0, true);
-    e.add_critical(0, 100, Role::Ui).unwrap();
+    let mut e = engine8();
     // Little CPUs 0-3, mid 4-6, big 7.
     e.set_cpu_capacities(&[160, 160, 160, 160, 500, 500, 500, 1024]);
     e.wait_cpu(100, 5);
     e.wait_cpu(300, 2); // not critical: ignored
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-    assert_eq!(
-        e.select_cpu(MS, 200, 0, 0b1010_0001, 0xff),
-        Some(5),
-        "the waiter's CPU"
-    );
-    assert_eq!(
-        e.select_cpu(MS, 200, 0, 0b1000_0001, 0xff),
-        Some(7),
-        "the big core"
-    );
-    assert_eq!(
-        e.select_cpu(MS, 200, 0, 0b0001_0001, 0xff),
-        Some(4),
-        "a mid core"
-    );
-    assert_eq!(
-        e.select_cpu(MS, 200, 0, 0b1010_0001, 0xdf),
-        Some(7),
-        "5 not allowed"
-    );
+    // (idle, allowed) -> the CPU chosen.
+    for (idle, allowed, want, why) in [
+        (0b1010_0001, 0xff, 5, "the waiter's CPU"),
+        (0b1000_0001, 0xff, 7, "the big core"),
+        (0b0001_0001, 0xff, 4, "a mid core"),
+        (0b1010_0001, 0xdf, 7, "5 not allowed"),
+    ] {
+        assert_eq!(e.select_cpu(MS, 200, 0, idle, allowed), Some(want), "{why}");
+    }
     assert_eq!(e.stats().get(Counter::SelectHome), 1);
     ok(&e);
 }

@@ -59,23 +59,9 @@ impl FastTrack {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::engine::{NoObserver, RevokeReason};
-    use super::super::super::stats::Stats;
-    use super::super::super::tunables::Tunables;
-    use super::super::{Cx, Link};
+    use super::super::super::engine::RevokeReason;
+    use super::super::{with_cx, Link};
     use super::*;
-
-    /// Runs `f` with a context of default tunables.
-    fn with_cx<R>(f: impl FnOnce(&mut Cx<'_, NoObserver>) -> R) -> R {
-        let t = Tunables::default();
-        let mut st = Stats::default();
-        let mut obs = NoObserver;
-        f(&mut Cx {
-            t: &t,
-            st: &mut st,
-            obs: &mut obs,
-        })
-    }
 
     fn boosted(ft: &mut FastTrack, tid: Tid) {
         let l = Link {

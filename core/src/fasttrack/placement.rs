@@ -96,24 +96,13 @@ impl FastTrack {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::engine::NoObserver;
-    use super::super::super::stats::Stats;
-    use super::super::super::tunables::Tunables;
-    use super::super::{Cx, Link};
+    use super::super::{with_cx, Link};
     use super::*;
 
     /// Eight CPUs: four little (capacity 160), three mid (500), one big (1024); task 7 boosted.
     fn phone() -> FastTrack {
         let mut ft = FastTrack::new(8);
         ft.set_capacities(&[160, 160, 160, 160, 500, 500, 500, 1024]);
-        let t = Tunables::default();
-        let mut st = Stats::default();
-        let mut obs = NoObserver;
-        let cx = &mut Cx {
-            t: &t,
-            st: &mut st,
-            obs: &mut obs,
-        };
         let link = Link {
             blocker: 7,
             via: 1,
@@ -121,20 +110,12 @@ mod tests {
             lock: 9,
             depth: 1,
         };
-        ft.grant(0, link, cx);
+        with_cx(|cx| ft.grant(0, link, cx));
         ft
     }
 
     fn select(ft: &mut FastTrack, prev: Cpu, home: Option<Cpu>, idle: u64) -> Option<Cpu> {
-        let t = Tunables::default();
-        let mut st = Stats::default();
-        let mut obs = NoObserver;
-        let cx = &mut Cx {
-            t: &t,
-            st: &mut st,
-            obs: &mut obs,
-        };
-        ft.select_cpu(7, prev, home, idle, 0xff, cx)
+        with_cx(|cx| ft.select_cpu(7, prev, home, idle, 0xff, cx))
     }
 
     #[test]
@@ -167,22 +148,8 @@ mod tests {
             "else a little one"
         );
         assert_eq!(select(&mut ft, 0, Some(3), 0), None, "nothing idle");
-        assert_eq!(
-            ft.select_cpu(
-                8,
-                0,
-                None,
-                0xff,
-                0xff,
-                &mut Cx {
-                    t: &Tunables::default(),
-                    st: &mut Stats::default(),
-                    obs: &mut NoObserver,
-                }
-            ),
-            None,
-            "not boosted"
-        );
+        let not_boosted = with_cx(|cx| ft.select_cpu(8, 0, None, 0xff, 0xff, cx));
+        assert_eq!(not_boosted, None, "not boosted");
     }
 
     #[test]
