@@ -279,6 +279,22 @@ pub(crate) fn probes_wanted(now: Nanos) -> (u32, u64) {
     (g.engine.probes_wanted(now), linger)
 }
 
+/// Whether running task `tid` does not fit CPU `cpu` (`Engine::misfit`).
+pub(crate) fn misfit(tid: Tid, cpu: u32) -> bool {
+    let Some(mut g) = state::lock() else {
+        return false;
+    };
+    g.engine.misfit(tid, cpu)
+}
+
+/// Whether load balancing may move `tid` from CPU `src` to CPU `dst` (`Engine::may_migrate`).
+pub(crate) fn may_migrate(tid: Tid, src: u32, dst: u32) -> bool {
+    let Some(mut g) = state::lock() else {
+        return true;
+    };
+    g.engine.may_migrate(tid, src, dst)
+}
+
 /// The uclamp.min task `tid` should have now (`Engine::uclamp_min`), or 0 for none.
 pub(crate) fn uclamp_min(tid: Tid) -> u32 {
     let Some(mut g) = state::lock() else {

@@ -45,7 +45,7 @@ enum sp_hook_id {
 	SPH_FREE_TASK,
 	/* Restricted hooks from here on. */
 	SPH_ENQUEUE, SPH_DEQUEUE, SPH_PICK, SPH_PREEMPT, SPH_SELECT, SPH_TICK,
-	SPH_UCLAMP,
+	SPH_UCLAMP, SPH_MISFIT, SPH_CAN_MIGRATE,
 	SPH_NR
 };
 
@@ -95,6 +95,7 @@ static const struct {
 			       BIT(SPH_FUTEX_WAKE_FINISH) },
 	{ SP_MECH_PI_FUTEX, BIT(SPH_RTMUTEX_WAIT_START) | BIT(SPH_RTMUTEX_WAIT_FINISH) },
 	{ SP_MECH_UCLAMP, BIT(SPH_UCLAMP) },
+	{ SP_MECH_MISFIT, BIT(SPH_MISFIT) | BIT(SPH_CAN_MIGRATE) },
 };
 
 /* ---- the per-lock-operation probes, attached on demand ---- */
@@ -252,6 +253,8 @@ void sp_attach_all(u64 *active_mask, u64 *busy_mask)
 #ifdef CONFIG_UCLAMP_TASK
 	SP_ATTACH(SPH_UCLAMP, android_rvh_uclamp_eff_get, sp_probe_uclamp_eff_get);
 #endif
+	SP_ATTACH(SPH_MISFIT, android_rvh_update_misfit_status, sp_probe_update_misfit_status);
+	SP_ATTACH(SPH_CAN_MIGRATE, android_rvh_can_migrate_task, sp_probe_can_migrate_task);
 	/*
 	 * Restricted probes are never detached and ACK pins nobody: once one
 	 * is attached this module's text must outlive any rmmod.

@@ -74,7 +74,8 @@ static inline bool sp_lock_may_matter(const void *lock)
 	X(writer_cleared) X(rtmutex_wait_start) X(rtmutex_wait_finish) \
 	X(do_futex) X(futex_wait_start) X(futex_wait_end) X(futex_wake_traverse) \
 	X(futex_wake_this) X(futex_wake_up_q_finish) X(free_task) X(enqueue) \
-	X(dequeue) X(replace_next) X(preempt) X(select) X(tick) X(uclamp_eff_get)
+	X(dequeue) X(replace_next) X(preempt) X(select) X(tick) X(uclamp_eff_get) \
+	X(update_misfit_status) X(can_migrate_task)
 
 enum sp_probe_id {
 #define SP_PROBE_ID(name) SPP_##name,
@@ -230,6 +231,9 @@ void sp_probe_tick(void *d, struct rq *rq);
 void sp_probe_uclamp_eff_get(void *d, struct task_struct *p, enum uclamp_id clamp_id,
 			     struct uclamp_se *uc_max, struct uclamp_se *uc_eff, int *ret);
 #endif
+void sp_probe_update_misfit_status(void *d, struct task_struct *p, struct rq *rq,
+				   bool *need_update);
+void sp_probe_can_migrate_task(void *d, struct task_struct *p, int dst_cpu, int *can_migrate);
 void sp_probe_free_task(void *d, struct task_struct *p);
 
 /* ---- scheduler helpers (superpass_sched.c) ---- */

@@ -400,6 +400,19 @@ pub extern "C" fn sp_hook_uclamp_min(tid: i32) -> u32 {
     hooks::uclamp_min(tid)
 }
 
+/// Whether running task `tid` should count as not fitting CPU `cpu` (a boosted blocker off the
+/// fast CPUs), so an idle CPU of higher capacity pulls it.
+#[no_mangle]
+pub extern "C" fn sp_hook_misfit(tid: i32, cpu: u32) -> bool {
+    hooks::misfit(tid, cpu)
+}
+
+/// Whether load balancing may move task `tid` from CPU `src` to CPU `dst`.
+#[no_mangle]
+pub extern "C" fn sp_hook_may_migrate(tid: i32, src: u32, dst: u32) -> bool {
+    hooks::may_migrate(tid, src, dst)
+}
+
 /// Task `task` (TID `tid`) is being freed: forget it everywhere.
 ///
 /// # Safety

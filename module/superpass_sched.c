@@ -14,6 +14,7 @@
 #include <linux/smp.h>
 #include <linux/hrtimer.h>
 #include <linux/cpumask.h>
+#include <linux/moduleparam.h>
 /* kernel/sched/sched.h needs task_cpu_possible() from here. */
 #include <linux/mmu_context.h>
 #include <trace/hooks/dtask.h>
@@ -166,10 +167,25 @@ static void sp_resched_rq(struct rq *rq)
 	}
 }
 
-/* CPU @cpu's capacity (arch_scale_cpu_capacity()), or 0 if it cannot exist. */
+/*
+ * capacity=: CPU capacities the engine takes instead of the kernel's, in CPU
+ * order (CPUs past the list keep theirs). It lets the placement and misfit
+ * decisions be tested on a symmetric machine; the kernel's own view of its
+ * CPUs does not change.
+ */
+static unsigned int sp_capacity_param[64];
+static int sp_nr_capacity_param;
+module_param_array_named(capacity, sp_capacity_param, uint, &sp_nr_capacity_param, 0444);
+MODULE_PARM_DESC(capacity, "CPU capacities for the engine, CPU order (testing; default: the kernel's)");
+
+/* CPU @cpu's capacity (arch_scale_cpu_capacity(), or capacity=), or 0 if it cannot exist. */
 u32 sp_cpu_capacity(u32 cpu)
 {
-	return cpu < nr_cpu_ids && cpu_possible(cpu) ? arch_scale_cpu_capacity(cpu) : 0;
+	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return 0;
+	if (cpu < sp_nr_capacity_param && sp_capacity_param[cpu])
+		return sp_capacity_param[cpu];
+	return arch_scale_cpu_capacity(cpu);
 }
 
 /* The CPU the caller runs on; a lock probe's caller is the waiting thread. */
@@ -417,6 +433,38 @@ void sp_probe_uclamp_eff_get(void *d, struct task_struct *p, enum uclamp_id clam
 	*ret = 1;
 }
 #endif
+
+/*
+ * update_misfit_status(): a boosted blocker off the fast CPUs does not fit its
+ * CPU, whatever its utilization says, so an idle CPU of higher capacity pulls
+ * it at its next balance (by active balance while it runs). Other tasks keep
+ * the kernel's own test. task_h_load() is private to fair.c; the task's own
+ * load is what the balancer compares, and a blocker's is never zero here.
+ */
+void sp_probe_update_misfit_status(void *d, struct task_struct *p, struct rq *rq,
+				   bool *need_update)
+{
+	SP_COUNT(update_misfit_status);
+	if (!p || !sp_boosting() || !sp_may_be_boosted(p->pid) || !sp_is_fair(p))
+		return;
+	if (!sp_hook_misfit(p->pid, cpu_of(rq)))
+		return;
+	rq->misfit_task_load = max_t(unsigned long, READ_ONCE(p->se.avg.load_avg), 1);
+	*need_update = false;
+}
+
+/*
+ * can_migrate_task(): load balancing keeps a misfit blocker off the CPUs the
+ * critical threads wait on (they resume there the moment it releases).
+ */
+void sp_probe_can_migrate_task(void *d, struct task_struct *p, int dst_cpu, int *can_migrate)
+{
+	SP_COUNT(can_migrate_task);
+	if (!*can_migrate || dst_cpu < 0 || !sp_boosting() || !sp_may_be_boosted(p->pid))
+		return;
+	if (!sp_hook_may_migrate(p->pid, task_cpu(p), dst_cpu))
+		*can_migrate = 0;
+}
 
 void sp_probe_free_task(void *d, struct task_struct *p)
 {

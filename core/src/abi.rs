@@ -160,10 +160,14 @@ pub mod mech {
     /// `android_rvh_uclamp_eff_get`: a boosted task's uclamp.min is raised for its grant (only
     /// on a kernel with `CONFIG_UCLAMP_TASK`).
     pub const UCLAMP: u64 = 1 << 16;
+    /// `android_rvh_update_misfit_status` and `android_rvh_can_migrate_task`: a boosted blocker
+    /// off the fast CPUs is marked misfit, and load balancing keeps it off the critical
+    /// threads' CPUs.
+    pub const MISFIT: u64 = 1 << 17;
 }
 
 /// Names of the [`mech`] bits, by bit number.
-pub const MECH_NAMES: [&str; 17] = [
+pub const MECH_NAMES: [&str; 18] = [
     "mutex_wait",
     "rwsem_read_wait",
     "rwsem_write_wait",
@@ -181,6 +185,7 @@ pub const MECH_NAMES: [&str; 17] = [
     "futex_woken",
     "pi_futex",
     "uclamp",
+    "misfit",
 ];
 
 /// Why a request was refused; each maps to one errno.

@@ -953,6 +953,48 @@ impl<O: Observer> Engine<O> {
         Some(v)
     }
 
+    /// Whether task `tid` does not fit CPU `cpu` because it is boosted there and `cpu` is not
+    /// one of the fast CPUs (`fasttrack/misfit.rs`); a platform asks where the kernel updates a
+    /// running task's misfit status, so an idle CPU of higher capacity pulls it.
+    #[inline]
+    pub fn misfit(&mut self, tid: Tid, cpu: Cpu) -> bool {
+        if !self.enabled || !self.ft.misfit(tid, cpu) {
+            return false;
+        }
+        self.stats.bump(Counter::MisfitMarks);
+        true
+    }
+
+    /// Whether load balancing may move task `tid` from CPU `src` to CPU `dst`: not a misfit
+    /// blocker onto a CPU a critical thread's lock wait started on (`fasttrack/misfit.rs`).
+    #[inline]
+    pub fn may_migrate(&mut self, tid: Tid, src: Cpu, dst: Cpu) -> bool {
+        if !self.enabled || self.ft.may_migrate(tid, src, dst, self.critical.cpu_mask()) {
+            return true;
+        }
+        self.stats.bump(Counter::MigrateVetoes);
+        false
+    }
+
+    /// [`Engine::may_migrate`] without counting a refusal, for a platform that asks again
+    /// where the kernel would not (an invariant check).
+    #[inline]
+    pub fn migration_allowed(&self, tid: Tid, src: Cpu, dst: Cpu) -> bool {
+        !self.enabled || self.ft.may_migrate(tid, src, dst, self.critical.cpu_mask())
+    }
+
+    /// Of `faster` (the idle CPUs of higher capacity than `cpu` that `tid` may run on), those
+    /// load balancing would move misfit task `tid` to: [`Engine::misfit`] and
+    /// [`Engine::may_migrate`] together, for a platform that balances in one step.
+    #[inline]
+    pub fn misfit_targets(&self, tid: Tid, cpu: Cpu, faster: u64) -> u64 {
+        if !self.enabled {
+            return 0;
+        }
+        self.ft
+            .misfit_targets(tid, cpu, faster, self.critical.cpu_mask())
+    }
+
     /// Takes each CPU's capacity (`capacity[cpu]`; the platform's `arch_scale_cpu_capacity`):
     /// waking blockers go to idle CPUs of the highest capacity, and those are the fast CPUs
     /// ([`Engine::set_fast_cpus`]).

@@ -95,6 +95,12 @@ pub enum Counter {
     /// Times a boosted task's effective uclamp.min was raised to `boost_uclamp_min` (each time
     /// the kernel computed it: an enqueue, or a read while it was not enqueued).
     UclampBoosts,
+    /// Times the kernel asked whether a running boosted task fits its CPU and SuperPass said
+    /// it does not (a boosted blocker off the fast CPUs), so an idle faster CPU may pull it.
+    MisfitMarks,
+    /// Load-balancing moves refused: a misfit blocker kept off a CPU a critical thread's lock
+    /// wait started on.
+    MigrateVetoes,
 }
 
 /// The counters' names, by index; empty names are reserved slots.
@@ -137,8 +143,8 @@ pub const COUNTER_NAMES: [&str; NUM_COUNTERS] = [
     "budget_regrants",
     "select_home",
     "uclamp_boosts",
-    "",
-    "",
+    "misfit_marks",
+    "migrate_vetoes",
 ];
 
 /// Sub-buckets per power of two: 64 keeps the midpoint within 1/128 (0.8%) of any sample.

@@ -257,7 +257,9 @@ enum sp_tunable {
 	X(34, RESUMED_WAITS, "resumed_waits") \
 	X(35, BUDGET_REGRANTS, "budget_regrants") \
 	X(36, SELECT_HOME, "select_home") \
-	X(37, UCLAMP_BOOSTS, "uclamp_boosts")
+	X(37, UCLAMP_BOOSTS, "uclamp_boosts") \
+	X(38, MISFIT_MARKS, "misfit_marks") \
+	X(39, MIGRATE_VETOES, "migrate_vetoes")
 
 enum sp_counter {
 	SP_COUNTER_CRITICAL_WAITS = 0,
@@ -298,13 +300,15 @@ enum sp_counter {
 	SP_COUNTER_BUDGET_REGRANTS = 35,
 	SP_COUNTER_SELECT_HOME = 36,
 	SP_COUNTER_UCLAMP_BOOSTS = 37,
+	SP_COUNTER_MISFIT_MARKS = 38,
+	SP_COUNTER_MIGRATE_VETOES = 39,
 };
 
 /*
  * Mechanisms (abi::mech, abi::MECH_NAMES): bits of the active_mask fields:
  * X(bit, NAME, "name").
  */
-#define SP_NUM_MECHS 17
+#define SP_NUM_MECHS 18
 #define SP_MECH_MUTEX_WAIT (1ULL << 0)
 #define SP_MECH_RWSEM_READ_WAIT (1ULL << 1)
 #define SP_MECH_RWSEM_WRITE_WAIT (1ULL << 2)
@@ -322,6 +326,7 @@ enum sp_counter {
 #define SP_MECH_FUTEX_WOKEN (1ULL << 14)
 #define SP_MECH_PI_FUTEX (1ULL << 15)
 #define SP_MECH_UCLAMP (1ULL << 16)
+#define SP_MECH_MISFIT (1ULL << 17)
 #define SP_MECHS(X) \
 	X(0, MUTEX_WAIT, "mutex_wait") \
 	X(1, RWSEM_READ_WAIT, "rwsem_read_wait") \
@@ -339,7 +344,8 @@ enum sp_counter {
 	X(13, FUTEX_HINT, "futex_hint") \
 	X(14, FUTEX_WOKEN, "futex_woken") \
 	X(15, PI_FUTEX, "pi_futex") \
-	X(16, UCLAMP, "uclamp")
+	X(16, UCLAMP, "uclamp") \
+	X(17, MISFIT, "misfit")
 
 /*
  * Lock kinds (LockKind), as the wait hooks and the superpass_block
@@ -413,6 +419,8 @@ static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_BUDGET_REGRANTS] = "budget_regrants",
 	[SP_COUNTER_SELECT_HOME] = "select_home",
 	[SP_COUNTER_UCLAMP_BOOSTS] = "uclamp_boosts",
+	[SP_COUNTER_MISFIT_MARKS] = "misfit_marks",
+	[SP_COUNTER_MIGRATE_VETOES] = "migrate_vetoes",
 };
 static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"mutex_wait",
@@ -432,6 +440,7 @@ static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"futex_woken",
 	"pi_futex",
 	"uclamp",
+	"misfit",
 };
 #endif /* !__KERNEL__ */
 

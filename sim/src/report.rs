@@ -102,10 +102,9 @@ fn header(md: &mut String, o: &ReportOpts) {
          Every scenario runs under both placements of the app's background-priority threads: \
          `aosp` (their process's top-app cpuset, what AOSP does; the default) and `little` (the \
          background cpuset, the simulator's earlier assumption). Policies: {}. `superpass` is \
-         what the kernel module does; `superpass-stock` the same on a device whose user space \
-         passes no futex owner hints; `superpass-misfit` adds core's misfit decision (an idle \
-         faster CPU pulls a boosted blocker off a slow one), which the module does not apply \
-         yet, so it is never counted as SuperPass.\n",
+         what the kernel module does (including its misfit marking: an idle faster CPU pulls a \
+         boosted blocker off a slow one); `superpass-stock` the same on a device whose user \
+         space passes no futex owner hints.\n",
         command(o),
         PAPER.0,
         PAPER.1,

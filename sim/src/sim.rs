@@ -128,8 +128,6 @@ pub struct Sim {
     /// Tasks the policy holds a grant for (`GrantBegin` less `GrantEnd`): misfit migration
     /// is only looked for while there are some.
     granted: u32,
-    /// CPUs whose last task to run was a critical thread (what a pick hook sees as `prev`).
-    critical_ran: u64,
     /// Invariant violations found (when checking).
     pub violations: Vec<String>,
     /// Process names by pid, for traces.

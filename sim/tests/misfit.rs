@@ -53,7 +53,7 @@ program = [{{ op = "lock", lock = "l" }}, {{ op = "compute", us = 10 }}, {{ op =
 #[test]
 fn a_boosted_owner_on_a_little_core_moves_to_the_idle_mid_core() {
     let stock = wait_us("default", "[0, 1, 2]");
-    let sp = wait_us("superpass-misfit", "[0, 1, 2]");
+    let sp = wait_us("superpass", "[0, 1, 2]");
     // Stock: the owner runs all of its section on the little core.
     assert!(stock > 15_000.0, "default wait {stock} µs");
     // SuperPass: moved to the mid core at once (about 8 ms); not to the big core (about 4 ms),
@@ -63,6 +63,6 @@ fn a_boosted_owner_on_a_little_core_moves_to_the_idle_mid_core() {
 
 #[test]
 fn an_owner_confined_to_the_little_core_stays() {
-    let sp = wait_us("superpass-misfit", "[0]");
+    let sp = wait_us("superpass", "[0]");
     assert!(sp > 15_000.0, "superpass wait {sp} µs");
 }

@@ -217,18 +217,17 @@ pub trait Policy: Send {
 
     /// Of `faster` (idle CPUs of higher capacity than `cpu` that running or queued task `t`
     /// may use), those that should pull `t` because it is misfit on `cpu` (as
-    /// `update_misfit_status` would mark it); by active balance if it is running.
-    /// `critical_cpus`: the CPUs whose last task was a critical thread. Only asked while some
-    /// task is helped (between an [`Action::GrantBegin`] and its `GrantEnd`).
-    fn misfit_targets(
-        &self,
-        _w: &World,
-        _t: TaskIdx,
-        _cpu: u32,
-        _faster: u64,
-        _critical_cpus: u64,
-    ) -> u64 {
+    /// `update_misfit_status` would mark it, and `can_migrate_task` would let it go); by active
+    /// balance if it is running. Only asked while some task is helped (between an
+    /// [`Action::GrantBegin`] and its `GrantEnd`).
+    fn misfit_targets(&self, _w: &World, _t: TaskIdx, _cpu: u32, _faster: u64) -> u64 {
         0
+    }
+
+    /// Whether idle balancing may move queued task `t` from CPU `src` to CPU `dst`
+    /// (`can_migrate_task`). Only asked while some task is helped.
+    fn may_migrate(&self, _w: &World, _t: TaskIdx, _src: u32, _dst: u32) -> bool {
+        true
     }
 
     /// Whether the policy is giving `t` the CPU ahead of its own parameters right now (a
@@ -260,7 +259,6 @@ pub const NAMES: &[&str] = &[
     "proxy-migrate",
     "superpass",
     "superpass-stock",
-    "superpass-misfit",
 ];
 
 /// Builds a policy by CLI name.
@@ -274,7 +272,6 @@ pub fn by_name(name: &str) -> Result<Box<dyn Policy>, String> {
         "proxy-migrate" => Box::new(proxy::Proxy::new(true)),
         "superpass" => Box::new(superpass::SuperPass::new()),
         "superpass-stock" => Box::new(superpass::SuperPass::stock()),
-        "superpass-misfit" => Box::new(superpass::SuperPass::misfit()),
         _ => {
             return Err(format!(
                 "unknown policy `{name}`; policies: {}",

@@ -3,9 +3,9 @@
 //!
 //! It sees only the lock events a kernel hook reports (`super::kernel_view`): `superpass`
 //! runs on a device whose ART/bionic pass futex owner hints, `superpass-stock` on one without.
-//! `superpass-misfit` is `superpass` plus misfit migration of boosted blockers
-//! (`superpass_core`'s `FastTrack::misfit_targets`): core decides it, but the module does not
-//! apply it yet, so it is reported beside SuperPass, never as SuperPass.
+//! Both move a boosted blocker that core marks misfit to an idle faster CPU
+//! (`Engine::misfit_targets`), as the module's misfit and migration probes let the kernel's load
+//! balancing do.
 //!
 //! The simulator reports to the engine at the points the kernel hooks fire, in core's own
 //! protocol ([`superpass_core::Event`], answered by [`Engine::handle`]), exactly as the kernel
@@ -61,8 +61,6 @@ pub struct SuperPass {
     log: Option<EventLog>,
     /// Which user-space locks the device reports.
     device: Device,
-    /// Whether an idle faster CPU pulls a boosted blocker core marks misfit.
-    misfit: bool,
     /// The module's on-demand lock-operation probes and its rwsem reader record.
     probes: ProbeView,
 }
@@ -110,17 +108,7 @@ impl SuperPass {
             calls: 0,
             log: None,
             device: Device::Hinting,
-            misfit: false,
             probes: ProbeView::all_attached(),
-        }
-    }
-
-    /// SuperPass whose boosted blockers on a slow CPU are pulled by an idle faster one (core's
-    /// misfit decision, which the module does not apply yet).
-    pub fn misfit() -> Self {
-        SuperPass {
-            misfit: true,
-            ..Self::new()
         }
     }
 
@@ -428,10 +416,9 @@ fn lock_id(l: u32) -> LockId {
 
 impl Policy for SuperPass {
     fn name(&self) -> &'static str {
-        match (self.device, self.misfit) {
-            (Device::Hinting, false) => "superpass",
-            (Device::Hinting, true) => "superpass-misfit",
-            (Device::Stock, _) => "superpass-stock",
+        match self.device {
+            Device::Hinting => "superpass",
+            Device::Stock => "superpass-stock",
         }
     }
 
@@ -571,21 +558,17 @@ impl Policy for SuperPass {
         a == Answer::Resched
     }
 
-    fn misfit_targets(
-        &self,
-        w: &World,
-        t: TaskIdx,
-        cpu: u32,
-        faster: u64,
-        critical_cpus: u64,
-    ) -> u64 {
-        if !self.misfit {
-            return 0;
-        }
-        self.engine.as_ref().map_or(0, |e| {
-            e.fast_track()
-                .misfit_targets(Self::tid(w, t), cpu, faster, critical_cpus)
-        })
+    fn misfit_targets(&self, w: &World, t: TaskIdx, cpu: u32, faster: u64) -> u64 {
+        self.engine
+            .as_ref()
+            .map_or(0, |e| e.misfit_targets(Self::tid(w, t), cpu, faster))
+    }
+
+    fn may_migrate(&self, w: &World, t: TaskIdx, src: u32, dst: u32) -> bool {
+        let tid = Self::tid(w, t);
+        self.engine
+            .as_ref()
+            .is_none_or(|e| e.migration_allowed(tid, src, dst))
     }
 
     fn helps(&self, w: &World, t: TaskIdx) -> bool {

@@ -188,7 +188,6 @@ impl Sim {
             checks: o.check_invariants,
             explain: o.explain,
             granted: 0,
-            critical_ran: 0,
             violations: Vec::new(),
             processes,
             w,

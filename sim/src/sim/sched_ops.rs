@@ -271,11 +271,6 @@ impl Sim {
         }
         if let Some(e) = exec {
             self.w.tasks[e as usize].state = State::Running;
-            if self.critical[e as usize] {
-                self.critical_ran |= 1 << cpu;
-            } else {
-                self.critical_ran &= !(1 << cpu);
-            }
         }
         if let Some(d) = donor {
             if let Some(v) = self.w.tasks.get(d as usize).map(|t| t.vruntime) {
@@ -633,13 +628,9 @@ impl Sim {
                 if !matches!(task.state, State::Running | State::Runnable) || task.eff.is_rt() {
                     continue;
                 }
-                let to = self.policy.misfit_targets(
-                    &self.w,
-                    t,
-                    src,
-                    faster & task.allowed,
-                    self.critical_ran,
-                );
+                let to = self
+                    .policy
+                    .misfit_targets(&self.w, t, src, faster & task.allowed);
                 let Some(dst) = bits(to).max_by_key(|&c| (cap(self, c), u32::MAX - c)) else {
                     continue;
                 };
@@ -712,6 +703,9 @@ impl Sim {
                 for &t in rq.rt.iter().chain(&rq.fair) {
                     let task = &self.w.tasks[t as usize];
                     if task.state != State::Runnable || task.allowed & (1 << c) == 0 {
+                        continue;
+                    }
+                    if self.granted != 0 && !self.policy.may_migrate(&self.w, t, src, c) {
                         continue;
                     }
                     let key = (
