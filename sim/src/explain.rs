@@ -167,6 +167,12 @@ pub struct Tail {
     pub by_seg: Vec<(String, u64)>,
     /// Per lock, ns, longest first.
     pub by_lock: Vec<(String, u64)>,
+    /// The same quantile as `threshold_ns` of every pooled wait's floor: the time its
+    /// blockers slept plus the time they ran, scaled to a CPU of capacity 1024. No CPU policy
+    /// shortens a holder's sleep or runs its work faster than the fastest CPU, so a tail below
+    /// it is out of any scheduler's reach (an estimate: another policy's waits are not the
+    /// same waits).
+    pub floor_ns: u64,
 }
 
 impl Tail {
@@ -215,6 +221,24 @@ impl Tail {
         }
         t.by_seg = sorted(segs);
         t.by_lock = sorted(locks);
+        let mut floors: Vec<u64> = runs
+            .iter()
+            .flat_map(|run| {
+                run.blocking.iter().enumerate().map(|(i, b)| {
+                    let work: u64 = run
+                        .explained
+                        .get(i)
+                        .into_iter()
+                        .flatten()
+                        .filter(|(seg, _)| seg.cat == Cat::Running)
+                        .map(|(seg, ns)| ns * u64::from(seg.cap.min(1024)) / 1024)
+                        .sum();
+                    b.asleep_ns + work
+                })
+            })
+            .collect();
+        floors.sort_unstable_by(|a, b| b.cmp(a));
+        t.floor_ns = kept.checked_sub(1).map_or(0, |k| floors[k]);
         t
     }
 
@@ -251,6 +275,15 @@ impl Tail {
             .map(|(n, ns)| format!("{n} {:.1}%", pct(*ns)))
             .collect();
         let _ = writeln!(s, "  by lock: {}", locks.join(", "));
+        if self.threshold_ns > 0 {
+            let _ = writeln!(
+                s,
+                "  floor (blockers' sleep + their running at capacity 1024), same rank: {:.0} µs, {:.0}% of {:.0} µs",
+                self.floor_ns as f64 / 1e3,
+                100.0 * self.floor_ns as f64 / self.threshold_ns as f64,
+                self.threshold_ns as f64 / 1e3
+            );
+        }
         let mut rest = 0;
         for (label, ns) in &self.by_seg {
             if pct(*ns) >= min_share {
