@@ -101,14 +101,6 @@ impl<const N: usize> CriticalSet<N> {
             .filter(|&c| c != NO_CPU)
     }
 
-    /// The CPUs the members' latest lock waits started on (CPUs from 64 up are left out).
-    pub fn cpu_mask(&self) -> u64 {
-        self.cpus[..self.len]
-            .iter()
-            .filter(|&&c| c != NO_CPU && c < 64)
-            .fold(0, |m, &c| m | 1 << c)
-    }
-
     /// Notes that `tid`, if critical, starts a lock wait on CPU `cpu`.
     pub fn set_cpu(&mut self, tid: Tid, cpu: Cpu) {
         if let Some(i) = self.position(tid) {

@@ -969,7 +969,7 @@ impl<O: Observer> Engine<O> {
     /// blocker onto a CPU a critical thread's lock wait started on (`fasttrack/misfit.rs`).
     #[inline]
     pub fn may_migrate(&mut self, tid: Tid, src: Cpu, dst: Cpu) -> bool {
-        if !self.enabled || self.ft.may_migrate(tid, src, dst, self.critical.cpu_mask()) {
+        if !self.enabled || self.ft.may_migrate(tid, src, dst, self.critical_wait_cpus()) {
             return true;
         }
         self.stats.bump(Counter::MigrateVetoes);
@@ -980,7 +980,7 @@ impl<O: Observer> Engine<O> {
     /// where the kernel would not (an invariant check).
     #[inline]
     pub fn migration_allowed(&self, tid: Tid, src: Cpu, dst: Cpu) -> bool {
-        !self.enabled || self.ft.may_migrate(tid, src, dst, self.critical.cpu_mask())
+        !self.enabled || self.ft.may_migrate(tid, src, dst, self.critical_wait_cpus())
     }
 
     /// Of `faster` (the idle CPUs of higher capacity than `cpu` that `tid` may run on), those
@@ -992,7 +992,18 @@ impl<O: Observer> Engine<O> {
             return 0;
         }
         self.ft
-            .misfit_targets(tid, cpu, faster, self.critical.cpu_mask())
+            .misfit_targets(tid, cpu, faster, self.critical_wait_cpus())
+    }
+
+    /// The CPUs the critical threads' live lock waits started on ([`Engine::wait_cpu`]): one
+    /// pass over the live waits, made only when a misfit blocker may move.
+    fn critical_wait_cpus(&self) -> u64 {
+        (0..self.detector.wait_end())
+            .filter_map(|j| self.detector.wait_at(j))
+            .filter(|w| w.depth == 0)
+            .filter_map(|w| self.critical.cpu(w.waiter))
+            .filter(|&c| c < 64)
+            .fold(0, |m, c| m | 1 << c)
     }
 
     /// Takes each CPU's capacity (`capacity[cpu]`; the platform's `arch_scale_cpu_capacity`):
