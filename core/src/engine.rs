@@ -969,7 +969,11 @@ impl<O: Observer> Engine<O> {
     /// blocker onto a CPU a critical thread's lock wait started on (`fasttrack/misfit.rs`).
     #[inline]
     pub fn may_migrate(&mut self, tid: Tid, src: Cpu, dst: Cpu) -> bool {
-        if !self.enabled || self.ft.may_migrate(tid, src, dst, self.critical_wait_cpus()) {
+        if !self.enabled
+            || self
+                .ft
+                .may_migrate(tid, src, dst, self.critical_wait_cpus())
+        {
             return true;
         }
         self.stats.bump(Counter::MigrateVetoes);
@@ -980,7 +984,10 @@ impl<O: Observer> Engine<O> {
     /// where the kernel would not (an invariant check).
     #[inline]
     pub fn migration_allowed(&self, tid: Tid, src: Cpu, dst: Cpu) -> bool {
-        !self.enabled || self.ft.may_migrate(tid, src, dst, self.critical_wait_cpus())
+        !self.enabled
+            || self
+                .ft
+                .may_migrate(tid, src, dst, self.critical_wait_cpus())
     }
 
     /// Of `faster` (the idle CPUs of higher capacity than `cpu` that `tid` may run on), those

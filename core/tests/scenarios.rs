@@ -994,3 +994,37 @@ fn a_boosted_task_gets_the_uclamp_min_boost_for_its_grant_only() {
     assert_eq!(e.stats().get(Counter::UclampBoosts), 1);
     ok(&e);
 }
+
+#[test]
+fn a_misfit_blocker_is_kept_off_the_cpu_its_critical_thread_waits_on_while_it_waits() {
+    let mut e = engine8();
+    // CPUs 0-5 little, 6-7 big (the fast CPUs).
+    e.set_cpu_capacities(&[256, 256, 256, 256, 256, 256, 1024, 1024]);
+    e.wait_cpu(100, 6);
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert!(e.misfit(200, 0), "boosted on a little CPU");
+    assert!(!e.misfit(200, 7), "already on a fast CPU");
+    assert!(!e.misfit(300, 0), "not boosted");
+    assert!(!e.may_migrate(200, 0, 6), "onto the waiter's CPU");
+    assert!(e.may_migrate(200, 0, 7), "onto the other big CPU");
+    assert_eq!(e.misfit_targets(200, 0, 0b1100_0010), 0b1000_0010);
+    e.wait_finish(2 * MS, 100, L1);
+    assert!(!e.misfit(200, 0), "the grant ended with the wait");
+    assert!(e.may_migrate(200, 0, 6));
+    // RenderThread waits on CPU 7: the UI thread's finished wait no longer reserves CPU 6.
+    e.add_critical(3 * MS, 101, Role::Render).unwrap();
+    e.wait_cpu(101, 7);
+    e.wait_start(3 * MS, 101, L2, LockKind::Mutex, Some(200));
+    assert!(e.may_migrate(200, 0, 6), "a finished wait's CPU");
+    assert!(!e.may_migrate(200, 0, 7), "the live wait's CPU");
+    e.wait_finish(4 * MS, 101, L2);
+    let c = e.stats().counters;
+    assert_eq!(
+        (
+            c[Counter::MisfitMarks as usize],
+            c[Counter::MigrateVetoes as usize]
+        ),
+        (1, 2)
+    );
+    ok(&e);
+}

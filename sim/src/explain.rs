@@ -70,6 +70,8 @@ pub struct Seg {
     pub helped: bool,
     /// Capacity of the subject's CPU (its runqueue's when runnable); 0 when asleep.
     pub cap: u32,
+    /// The highest capacity among the CPUs the subject may use, when it runs; 0 otherwise.
+    pub top: u32,
     /// What occupied the CPU that mattered (see [`Occ`]).
     pub occ: Occ,
     /// Whether SuperPass had throttled that CPU.
@@ -84,6 +86,7 @@ impl Seg {
             subject: Subject::Nobody,
             helped: false,
             cap: 0,
+            top: 0,
             occ: Occ::None,
             throttled: false,
         }
@@ -168,10 +171,10 @@ pub struct Tail {
     /// Per lock, ns, longest first.
     pub by_lock: Vec<(String, u64)>,
     /// The same quantile as `threshold_ns` of every pooled wait's floor: the time its
-    /// blockers slept plus the time they ran, scaled to a CPU of capacity 1024. No CPU policy
-    /// shortens a holder's sleep or runs its work faster than the fastest CPU, so a tail below
-    /// it is out of any scheduler's reach (an estimate: another policy's waits are not the
-    /// same waits).
+    /// blockers slept plus the time they ran, scaled to the fastest CPU each may use. No CPU
+    /// policy shortens a holder's sleep or runs its work faster than its fastest allowed CPU,
+    /// so a tail below it is out of any scheduler's reach (an estimate: another policy's waits
+    /// are not the same waits).
     pub floor_ns: u64,
 }
 
@@ -231,7 +234,9 @@ impl Tail {
                         .into_iter()
                         .flatten()
                         .filter(|(seg, _)| seg.cat == Cat::Running)
-                        .map(|(seg, ns)| ns * u64::from(seg.cap.min(1024)) / 1024)
+                        .map(|(seg, ns)| {
+                            ns * u64::from(seg.cap) / u64::from(seg.top.max(seg.cap).max(1))
+                        })
                         .sum();
                     b.asleep_ns + work
                 })
@@ -278,7 +283,7 @@ impl Tail {
         if self.threshold_ns > 0 {
             let _ = writeln!(
                 s,
-                "  floor (blockers' sleep + their running at capacity 1024), same rank: {:.0} µs, {:.0}% of {:.0} µs",
+                "  floor (blockers' sleep + their running on their fastest CPU), same rank: {:.0} µs, {:.0}% of {:.0} µs",
                 self.floor_ns as f64 / 1e3,
                 100.0 * self.floor_ns as f64 / self.threshold_ns as f64,
                 self.threshold_ns as f64 / 1e3

@@ -372,6 +372,11 @@ impl Sim {
             Cat::Running => {
                 let cap = w.rqs[task.cpu as usize].cap;
                 seg.cap = cap;
+                seg.top = (0..w.rqs.len())
+                    .filter(|&c| task.allowed & (1 << c) != 0)
+                    .map(|c| w.rqs[c].cap)
+                    .max()
+                    .unwrap_or(cap);
                 // The most telling occupant of the faster CPUs it may use: idle (it could
                 // have run faster) over helped, critical, RT and other fair tasks.
                 seg.occ = (0..w.rqs.len() as u32)
