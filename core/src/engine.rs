@@ -381,7 +381,11 @@ impl<O: Observer> Engine<O> {
             match owner {
                 // A mutex or futex whose one owner the platform named: the common case.
                 Some(o) if o > 0 && o != waiter && kind.exclusive() => {
-                    self.wait_start_owner(now, waiter, lock, kind, o, &mut out);
+                    // The common answer comes back in a register, not through memory.
+                    let one = self.wait_start_owner(now, waiter, lock, kind, o, &mut out);
+                    if one > 0 {
+                        return Boosted(Named::One(one));
+                    }
                 }
                 _ => self.wait_start_any(now, waiter, lock, kind, owner, &mut out),
             }
@@ -390,6 +394,9 @@ impl<O: Observer> Engine<O> {
     }
 
     /// [`Engine::wait_start`] on a mutex or futex owned by `owner` (not the waiter).
+    ///
+    /// Returns `owner` if it is the one task the wait boosted (the common case), else 0 with
+    /// the answer in `out`.
     #[inline(never)]
     fn wait_start_owner(
         &mut self,
@@ -399,19 +406,20 @@ impl<O: Observer> Engine<O> {
         kind: LockKind,
         owner: Tid,
         out: &mut Boosted,
-    ) {
+    ) -> Tid {
         // The common case: a critical waiter and an owner not boosted yet. Every way that can
         // go otherwise is ruled out before anything changes, so each one leaves the whole wait
         // to the general path, and what is left cannot fail.
         if self.tun.max_depth >= 1 && self.critical.contains(waiter) {
             if let Some(j) = self.detector.free_wait_slot(waiter) {
-                if let Some(slots) = self.ft.fresh_slots(owner, &self.tun) {
-                    self.wait_start_owned(now, waiter, lock, kind, owner, j, slots, out);
-                    return;
+                if let Some(slots) = self.ft.fresh_slots(owner) {
+                    self.wait_start_owned(now, waiter, lock, kind, owner, j, slots);
+                    return owner;
                 }
             }
         }
         self.wait_start_any(now, waiter, lock, kind, Some(owner), out);
+        0
     }
 
     /// What [`Engine::wait_start_any`] does, in the same order, when critical `waiter` waits on
@@ -431,7 +439,6 @@ impl<O: Observer> Engine<O> {
         owner: Tid,
         j: usize,
         slots: (usize, usize),
-        out: &mut Boosted,
     ) {
         self.stats.bump(Counter::CriticalWaits);
         let w = Wait {
@@ -455,7 +462,6 @@ impl<O: Observer> Engine<O> {
             depth: 1,
         };
         self.ft.grant_fresh(now, slots, link, cx!(self));
-        out.0 = Named::One(owner);
     }
 
     /// [`Engine::wait_start`] for any waiter, lock kind and owner.

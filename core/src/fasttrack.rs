@@ -43,6 +43,16 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
     })
 }
 
+/// The grant slots `t` lets live grants occupy: those below `max_grants`.
+const fn grant_room(t: &Tunables) -> u64 {
+    let n = t.max_grants as usize;
+    if n >= MAX_GRANTS {
+        u64::MAX
+    } else {
+        (1 << n) - 1
+    }
+}
+
 /// Why a blocker holds the fast track.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Grant {
@@ -187,6 +197,8 @@ pub struct FastTrack {
     /// `throttle_window_ns`, and its `throttle_max_pct` share, derived once per tunables change.
     window_ns: Nanos,
     cap_ns: Nanos,
+    /// The grant slots below `max_grants` (bit `i`: slot `i`), derived once per tunables change.
+    grant_room: u64,
     filter: TidFilter,
     /// Budget-revoked tasks waiting for their next window (`regrant.rs`).
     cooling: [Option<Cooling>; MAX_COOLING],
@@ -211,6 +223,7 @@ impl FastTrack {
             window_ns: Tunables::DEFAULT.throttle_window_ns,
             cap_ns: Tunables::DEFAULT.throttle_window_ns / 100
                 * Tunables::DEFAULT.throttle_max_pct as u64,
+            grant_room: grant_room(&Tunables::DEFAULT),
             filter: TidFilter::new(),
             cooling: [None; MAX_COOLING],
             next_regrant: Nanos::MAX,
@@ -221,6 +234,7 @@ impl FastTrack {
     pub fn configure(&mut self, t: &Tunables) {
         self.window_ns = t.throttle_window_ns;
         self.cap_ns = t.throttle_window_ns / 100 * t.throttle_max_pct as u64;
+        self.grant_room = grant_room(t);
     }
 
     /// Names the fast CPUs (the platform's biggest cores), where waking blockers are placed

@@ -64,21 +64,24 @@ impl FastTrack {
     }
 
     /// The grant and boost slots [`FastTrack::grant`] would give `blocker` if it is certainly not
-    /// boosted (the filter says so) and both tables have room under `t`; `None` otherwise.
+    /// boosted (the filter says so) and both tables have room under the tunables last
+    /// [configured](FastTrack::configure); `None` otherwise.
     ///
     /// With these slots, [`FastTrack::grant_fresh`] does what `grant` does, with every failure
     /// ruled out first: the engine's fast path. Changes nothing.
     #[inline(always)]
-    pub(crate) fn fresh_slots(&self, blocker: Tid, t: &Tunables) -> Option<(usize, usize)> {
+    pub(crate) fn fresh_slots(&self, blocker: Tid) -> Option<(usize, usize)> {
         if self.filter.may_contain(blocker) {
             return None;
         }
-        let gi = (!self.live_grants).trailing_zeros() as usize;
+        // The lowest free slot in the room is `grant`'s lowest free slot when that is below
+        // the limit, and there is none when it is not.
+        let free = !self.live_grants & self.grant_room;
         let bi = (!self.live_boosts).trailing_zeros() as usize;
-        if gi >= (t.max_grants as usize).min(MAX_GRANTS) || bi >= MAX_GRANTS {
+        if free == 0 || bi >= MAX_GRANTS {
             return None;
         }
-        Some((gi, bi))
+        Some((free.trailing_zeros() as usize, bi))
     }
 
     /// [`FastTrack::grant`] of `link` to a task that is not boosted, in grant slot `gi` and boost
