@@ -215,7 +215,9 @@ impl Detector {
         // Kernel lock addresses are 8-byte aligned and cluster; mix the bits before reducing.
         // The hash has 32 bits, so a 32-bit remainder is exact.
         let h = ((lock ^ (lock >> 17)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32;
-        (h % self.nsets) as usize * LOCK_WAYS
+        // A valid table has at most `MAX_LOCK_SLOTS / LOCK_WAYS` sets, so the second remainder
+        // changes nothing; it shows the compiler that every way of the set is in bounds.
+        (h % self.nsets) as usize % (MAX_LOCK_SLOTS / LOCK_WAYS) * LOCK_WAYS
     }
 
     #[inline(always)]
@@ -598,26 +600,35 @@ impl Detector {
     ) {
         // Before the wait is stored, so that a new slot adopts only earlier waits. A tracked
         // lock is found by the probe alone; only a new one pays for the insertion.
-        let found = match self.find(w.lock) {
-            Some(i) => Some(i),
-            None => self.insert(now, w.lock, st),
+        let i = match self.find(w.lock) {
+            Some(i) => i,
+            None => match self.insert(now, w.lock, st) {
+                Some(i) => i,
+                None => {
+                    self.store_wait(j, w, None);
+                    if w.lock != 0 {
+                        self.untracked += 1;
+                    }
+                    return;
+                }
+            },
         };
+        self.store_wait(j, w, Some(i as u8));
+        let s = &mut self.locks[i];
+        s.touched = now;
+        s.waiters += 1;
+        s.owner = o;
+    }
+
+    /// Stores wait `w` in free wait slot `j`, counted in lock slot `slot`.
+    #[inline(always)]
+    fn store_wait(&mut self, j: usize, w: Wait, slot: Option<u8>) {
         self.waits[j] = Some(w);
         if w.depth > 0 {
             self.waiting.insert(w.waiter);
         }
         self.hi = self.hi.max(j + 1);
-        self.wait_slot[j] = found.map(|i| i as u8);
-        match found {
-            Some(i) => {
-                let s = &mut self.locks[i];
-                s.touched = now;
-                s.waiters += 1;
-                s.owner = o;
-            }
-            None if w.lock != 0 => self.untracked += 1,
-            None => {}
-        }
+        self.wait_slot[j] = slot;
     }
 
     /// [`Detector::find_or_insert`], out of line: the path of a lock not tracked yet.
