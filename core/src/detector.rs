@@ -653,16 +653,27 @@ impl Detector {
     /// Ends the wait of `waiter`, returning it.
     #[inline(always)]
     pub fn wait_finish(&mut self, waiter: Tid) -> Option<Wait> {
-        let j = self.waits[..self.hi]
+        // The search copies the wait out, so ending it need not look at the slot again.
+        let (j, w) = self.waits[..self.hi]
             .iter()
-            .position(|x| x.is_some_and(|w| w.waiter == waiter))?;
-        self.end_wait(j)
+            .enumerate()
+            .find_map(|(j, x)| x.filter(|w| w.waiter == waiter).map(|w| (j, w)))?;
+        self.waits[j] = None;
+        self.forget_wait(j, w);
+        Some(w)
     }
 
     /// Ends the wait in slot `j`, returning it.
     #[inline(always)]
     fn end_wait(&mut self, j: usize) -> Option<Wait> {
         let w = self.waits[j].take()?;
+        self.forget_wait(j, w);
+        Some(w)
+    }
+
+    /// Undoes the bookkeeping of wait `w`, whose slot `j` was just emptied.
+    #[inline(always)]
+    fn forget_wait(&mut self, j: usize, w: Wait) {
         if w.depth > 0 {
             self.waiting.remove(w.waiter);
         }
@@ -687,7 +698,6 @@ impl Detector {
             None if w.lock != 0 => self.untracked -= 1,
             None => {}
         }
-        Some(w)
     }
 
     /// Ends a wait its task left without telling us, before the task's next wait replaces it.
