@@ -409,8 +409,9 @@ impl<O: Observer> Engine<O> {
     ) -> Tid {
         // The common case: a critical waiter and an owner not boosted yet. Every way that can
         // go otherwise is ruled out before anything changes, so each one leaves the whole wait
-        // to the general path, and what is left cannot fail.
-        if self.tun.max_depth >= 1 && self.critical.contains(waiter) {
+        // to the general path, and what is left cannot fail (`fresh_slots` rules out a
+        // `max_depth` that allows no grant).
+        if self.critical.contains(waiter) {
             if let Some(j) = self.detector.free_wait_slot(waiter) {
                 if let Some(slots) = self.ft.fresh_slots(owner) {
                     self.wait_start_owned(now, waiter, lock, kind, owner, j, slots);

@@ -43,10 +43,13 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
     })
 }
 
-/// The grant slots `t` lets live grants occupy: those below `max_grants`.
-const fn grant_room(t: &Tunables) -> u64 {
+/// The grant slots `t` lets a direct grant occupy: those below `max_grants` if `max_depth`
+/// allows a direct grant at all.
+const fn direct_room(t: &Tunables) -> u64 {
     let n = t.max_grants as usize;
-    if n >= MAX_GRANTS {
+    if t.max_depth < 1 {
+        0
+    } else if n >= MAX_GRANTS {
         u64::MAX
     } else {
         (1 << n) - 1
@@ -197,8 +200,9 @@ pub struct FastTrack {
     /// `throttle_window_ns`, and its `throttle_max_pct` share, derived once per tunables change.
     window_ns: Nanos,
     cap_ns: Nanos,
-    /// The grant slots below `max_grants` (bit `i`: slot `i`), derived once per tunables change.
-    grant_room: u64,
+    /// The grant slots a direct grant (depth 1) may take (bit `i`: slot `i`), derived once per
+    /// tunables change: those below `max_grants`, none if `max_depth` allows no grant at all.
+    direct_room: u64,
     filter: TidFilter,
     /// Budget-revoked tasks waiting for their next window (`regrant.rs`).
     cooling: [Option<Cooling>; MAX_COOLING],
@@ -223,7 +227,7 @@ impl FastTrack {
             window_ns: Tunables::DEFAULT.throttle_window_ns,
             cap_ns: Tunables::DEFAULT.throttle_window_ns / 100
                 * Tunables::DEFAULT.throttle_max_pct as u64,
-            grant_room: grant_room(&Tunables::DEFAULT),
+            direct_room: direct_room(&Tunables::DEFAULT),
             filter: TidFilter::new(),
             cooling: [None; MAX_COOLING],
             next_regrant: Nanos::MAX,
@@ -234,7 +238,7 @@ impl FastTrack {
     pub fn configure(&mut self, t: &Tunables) {
         self.window_ns = t.throttle_window_ns;
         self.cap_ns = t.throttle_window_ns / 100 * t.throttle_max_pct as u64;
-        self.grant_room = grant_room(t);
+        self.direct_room = direct_room(t);
     }
 
     /// Names the fast CPUs (the platform's biggest cores), where waking blockers are placed

@@ -63,9 +63,10 @@ impl FastTrack {
         outcome
     }
 
-    /// The grant and boost slots [`FastTrack::grant`] would give `blocker` if it is certainly not
-    /// boosted (the filter says so) and both tables have room under the tunables last
-    /// [configured](FastTrack::configure); `None` otherwise.
+    /// The grant and boost slots [`FastTrack::grant`] would give a direct grant (depth 1) to
+    /// `blocker` if it is certainly not boosted (the filter says so) and the tunables last
+    /// [configured](FastTrack::configure) allow the grant and leave both tables room; `None`
+    /// otherwise.
     ///
     /// With these slots, [`FastTrack::grant_fresh`] does what `grant` does, with every failure
     /// ruled out first: the engine's fast path. Changes nothing.
@@ -75,8 +76,8 @@ impl FastTrack {
             return None;
         }
         // The lowest free slot in the room is `grant`'s lowest free slot when that is below
-        // the limit, and there is none when it is not.
-        let free = !self.live_grants & self.grant_room;
+        // the limit, and there is none when it is not (or when no grant is allowed).
+        let free = !self.live_grants & self.direct_room;
         let bi = (!self.live_boosts).trailing_zeros() as usize;
         if free == 0 || bi >= MAX_GRANTS {
             return None;
