@@ -613,8 +613,11 @@ impl Detector {
                 }
             },
         };
-        self.store_wait(j, w, Some(i as u8));
-        let s = &mut self.locks[i];
+        // Slots number fewer than 256, so the `u8` the wait records is the slot, and indexing
+        // by it needs no bounds check.
+        let i = i as u8;
+        self.store_wait(j, w, Some(i));
+        let s = &mut self.locks[usize::from(i)];
         s.touched = now;
         s.waiters += 1;
         s.owner = o;

@@ -78,11 +78,16 @@ impl FastTrack {
         // The lowest free slot in the room is `grant`'s lowest free slot when that is below
         // the limit, and there is none when it is not (or when no grant is allowed).
         let free = !self.live_grants & self.direct_room;
-        let bi = (!self.live_boosts).trailing_zeros() as usize;
-        if free == 0 || bi >= MAX_GRANTS {
+        // Every boost slot, as a mask (all 64 bits while `MAX_GRANTS` is 64).
+        const BOOST_SLOTS: u64 = u64::MAX >> (64 - MAX_GRANTS);
+        let free_boosts = !self.live_boosts & BOOST_SLOTS;
+        if free == 0 || free_boosts == 0 {
             return None;
         }
-        Some((free.trailing_zeros() as usize, bi))
+        Some((
+            free.trailing_zeros() as usize,
+            free_boosts.trailing_zeros() as usize,
+        ))
     }
 
     /// [`FastTrack::grant`] of `link` to a task that is not boosted, in grant slot `gi` and boost
