@@ -195,6 +195,32 @@ impl FastTrack {
         reason: RevokeReason,
         cx: &mut Cx<'_, O>,
     ) {
+        // Only a grant of depth > 1 hangs from a link that can vanish, and ending grants adds
+        // none: with no chain grants now (almost always), nothing can collapse afterwards.
+        if self.chain_grants != 0 {
+            self.revoke_root_chained(now, root, reason, cx.t, cx.st, cx.obs);
+            return;
+        }
+        for gi in bits(self.live_grants) {
+            if self.grants[gi].is_some_and(|g| g.root == root) {
+                self.drop_grant(now, gi, reason, cx);
+            }
+        }
+    }
+
+    /// [`FastTrack::revoke_root`] while chain grants are live, with the context in parts.
+    #[cold]
+    #[inline(never)]
+    fn revoke_root_chained<O: Observer>(
+        &mut self,
+        now: Nanos,
+        root: Tid,
+        reason: RevokeReason,
+        t: &Tunables,
+        st: &mut Stats,
+        obs: &mut O,
+    ) {
+        let cx = &mut Cx { t, st, obs };
         let mut ended = false;
         for gi in bits(self.live_grants) {
             if self.grants[gi].is_some_and(|g| g.root == root) {
@@ -202,9 +228,8 @@ impl FastTrack {
                 ended = true;
             }
         }
-        // Only a grant of depth > 1 hangs from a link that can vanish.
         if ended && self.chain_grants != 0 {
-            self.collapse_chains_parts(now, cx.t, cx.st, cx.obs);
+            self.collapse_chains(now, cx);
         }
     }
 
@@ -247,20 +272,6 @@ impl FastTrack {
         if self.chain_grants != 0 {
             self.collapse_chains(now, cx);
         }
-    }
-
-    /// [`FastTrack::collapse_chains`] with the context in parts, so that a caller that only
-    /// may need it never builds the context in memory.
-    #[cold]
-    #[inline(never)]
-    fn collapse_chains_parts<O: Observer>(
-        &mut self,
-        now: Nanos,
-        t: &Tunables,
-        st: &mut Stats,
-        obs: &mut O,
-    ) {
-        self.collapse_chains(now, &mut Cx { t, st, obs });
     }
 
     /// Ends grants whose `via` is a chain link (depth > 1) that is no longer boosted.
