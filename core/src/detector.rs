@@ -571,29 +571,30 @@ impl Detector {
     }
 
     /// The wait slot [`Detector::wait_start`] would give a wait by `waiter` without replacing
-    /// one: `None` if `waiter` has a live wait or the wait table is full. Changes nothing.
+    /// one, and what `hi` becomes once it is taken: `None` if `waiter` has a live wait or the
+    /// wait table is full. Changes nothing.
     #[inline(always)]
-    pub(crate) fn free_wait_slot(&self, waiter: Tid) -> Option<usize> {
-        // The first free slot below `hi`, else `hi`.
+    pub(crate) fn free_wait_slot(&self, waiter: Tid) -> Option<(usize, usize)> {
+        // The first free slot below `hi` (which leaves `hi` as it is), else `hi`.
         let mut free = None;
         for (j, x) in self.waits[..self.hi].iter().enumerate() {
             match x {
                 Some(old) if old.waiter == waiter => return None,
-                None if free.is_none() => free = Some(j),
+                None if free.is_none() => free = Some((j, self.hi)),
                 _ => {}
             }
         }
-        free.or((self.hi < MAX_WAITS).then_some(self.hi))
+        free.or((self.hi < MAX_WAITS).then_some((self.hi, self.hi + 1)))
     }
 
     /// [`Detector::wait_start`] for a mutex or futex wait `w` whose owner `o` (`o > 0`, not the
-    /// waiter) the platform named, in wait slot `j` from [`Detector::free_wait_slot`]: the same
-    /// records, and `o` is its one blocker.
+    /// waiter) the platform named, in wait slot `j` (leaving `hi` at `hi`) from
+    /// [`Detector::free_wait_slot`]: the same records, and `o` is its one blocker.
     #[inline(always)]
     pub(crate) fn wait_start_owned(
         &mut self,
         now: Nanos,
-        j: usize,
+        (j, hi): (usize, usize),
         w: Wait,
         o: Tid,
         st: &mut Stats,
@@ -605,7 +606,7 @@ impl Detector {
             None => match self.insert(now, w.lock, st) {
                 Some(i) => i,
                 None => {
-                    self.store_wait(j, w, None);
+                    self.store_wait(j, hi, w, None);
                     if w.lock != 0 {
                         self.untracked += 1;
                     }
@@ -616,21 +617,21 @@ impl Detector {
         // Slots number fewer than 256, so the `u8` the wait records is the slot, and indexing
         // by it needs no bounds check.
         let i = i as u8;
-        self.store_wait(j, w, Some(i));
+        self.store_wait(j, hi, w, Some(i));
         let s = &mut self.locks[usize::from(i)];
         s.touched = now;
         s.waiters += 1;
         s.owner = o;
     }
 
-    /// Stores wait `w` in free wait slot `j`, counted in lock slot `slot`.
+    /// Stores wait `w` in free wait slot `j`, counted in lock slot `slot`; `hi` becomes `hi`.
     #[inline(always)]
-    fn store_wait(&mut self, j: usize, w: Wait, slot: Option<u8>) {
+    fn store_wait(&mut self, j: usize, hi: usize, w: Wait, slot: Option<u8>) {
         self.waits[j] = Some(w);
         if w.depth > 0 {
             self.waiting.insert(w.waiter);
         }
-        self.hi = self.hi.max(j + 1);
+        self.hi = hi;
         self.wait_slot[j] = slot;
     }
 

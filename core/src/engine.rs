@@ -424,8 +424,8 @@ impl<O: Observer> Engine<O> {
     }
 
     /// What [`Engine::wait_start_any`] does, in the same order, when critical `waiter` waits on
-    /// `lock` (the wait to go in wait slot `j`) held by `owner`, who is not boosted and gets
-    /// grant and boost slots `slots`.
+    /// `lock` (the wait to go in wait slot `j.0`, making `hi` `j.1`) held by `owner`, who is not
+    /// boosted and gets grant and boost slots `slots`.
     #[inline(always)]
     #[expect(
         clippy::too_many_arguments,
@@ -438,7 +438,7 @@ impl<O: Observer> Engine<O> {
         lock: LockId,
         kind: LockKind,
         owner: Tid,
-        j: usize,
+        j: (usize, usize),
         slots: (usize, usize),
     ) {
         self.stats.bump(Counter::CriticalWaits);
