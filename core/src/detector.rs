@@ -657,11 +657,11 @@ impl Detector {
     /// Ends the wait of `waiter`, returning it.
     #[inline(always)]
     pub fn wait_finish(&mut self, waiter: Tid) -> Option<Wait> {
-        // The search copies the wait out, so ending it need not look at the slot again.
-        let (j, w) = self.waits[..self.hi]
-            .iter()
-            .enumerate()
-            .find_map(|(j, x)| x.filter(|w| w.waiter == waiter).map(|w| (j, w)))?;
+        // The search copies the wait out, so ending it need not look at the slot again; it runs
+        // over a range, bounded by the table so that its slot needs no bounds check.
+        let hi = self.hi.min(MAX_WAITS);
+        let (j, w) =
+            (0..hi).find_map(|j| self.waits[j].filter(|w| w.waiter == waiter).map(|w| (j, w)))?;
         self.waits[j] = None;
         self.forget_wait(j, w);
         Some(w)
