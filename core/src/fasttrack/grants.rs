@@ -203,7 +203,7 @@ impl FastTrack {
         }
         for gi in bits(self.live_grants) {
             if self.grants[gi].is_some_and(|g| g.root == root) {
-                self.drop_grant(now, gi, reason, cx);
+                self.end_grant(now, gi, reason, false, cx);
             }
         }
     }
@@ -303,12 +303,28 @@ impl FastTrack {
         reason: RevokeReason,
         cx: &mut Cx<'_, O>,
     ) {
+        self.end_grant(now, gi, reason, true, cx);
+    }
+
+    /// [`FastTrack::drop_grant`], told whether chain grants may be live: a caller that knows
+    /// there are none spares clearing the grant's bit in their (empty) mask.
+    #[inline(always)]
+    fn end_grant<O: Observer>(
+        &mut self,
+        now: Nanos,
+        gi: usize,
+        reason: RevokeReason,
+        chains: bool,
+        cx: &mut Cx<'_, O>,
+    ) {
         let Some(g) = self.grants[gi].take() else {
             return;
         };
         let bit = 1u64 << gi;
         self.live_grants &= !bit;
-        self.chain_grants &= !bit;
+        if chains {
+            self.chain_grants &= !bit;
+        }
         cx.st.bump(reason.counter());
         cx.obs.revoke(now, g.blocker, reason);
         // A grant's boost is a live slot, below `MAX_GRANTS`: the mask only spares a bound check.
