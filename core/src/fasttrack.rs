@@ -179,7 +179,8 @@ pub struct Cx<'a, O: Observer> {
 /// is the set of live grants of depth > 1; a boost with `cpu == Some(c)` appears exactly once in
 /// CPU `c`'s queue and in no other; a CPU's `running` names a live boost whose `cpu` is that CPU;
 /// CPUs at or above `nr_cpus` have an empty queue and run nothing; `filter` holds one membership
-/// per live boost; no live boost has `used >= budget_ns`.
+/// per live boost; no live boost has `used >= budget_ns`; `direct_room` is derived from the
+/// tunables last configured (those in force).
 #[derive(Clone, Debug)]
 pub struct FastTrack {
     grants: [Option<Grant>; MAX_GRANTS],
