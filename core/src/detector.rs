@@ -575,6 +575,10 @@ impl Detector {
     /// wait table is full. Changes nothing.
     #[inline(always)]
     pub(crate) fn free_wait_slot(&self, waiter: Tid) -> Option<(usize, usize)> {
+        // No live wait, the common case: the first slot, with nothing to search.
+        if self.hi == 0 {
+            return Some((0, 1));
+        }
         // The first free slot below `hi` (which leaves `hi` as it is), else `hi`.
         let mut free = None;
         for (j, x) in self.waits[..self.hi].iter().enumerate() {
