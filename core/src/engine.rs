@@ -382,7 +382,7 @@ impl<O: Observer> Engine<O> {
                 // A mutex or futex whose one owner the platform named: the common case.
                 Some(o) if o > 0 && o != waiter && kind.exclusive() => {
                     // The common answer comes back in a register, not through memory.
-                    let one = self.wait_start_owner(now, waiter, lock, kind, o, &mut out);
+                    let one = self.wait_start_owner(now, &mut out, waiter, lock, kind, o);
                     if one > 0 {
                         return Boosted(Named::One(one));
                     }
@@ -397,15 +397,19 @@ impl<O: Observer> Engine<O> {
     ///
     /// Returns `owner` if it is the one task the wait boosted (the common case), else 0 with
     /// the answer in `out`.
+    ///
+    /// `out` comes before the wait's own arguments: in this order the fast path keeps them all
+    /// in registers but `owner`, the seventh, which it reads from the stack once (with `out`
+    /// last, the lock id was spilled and reloaded).
     #[inline(never)]
     fn wait_start_owner(
         &mut self,
         now: Nanos,
+        out: &mut Boosted,
         waiter: Tid,
         lock: LockId,
         kind: LockKind,
         owner: Tid,
-        out: &mut Boosted,
     ) -> Tid {
         // The common case: a critical waiter and an owner not boosted yet. Every way that can
         // go otherwise is ruled out before anything changes, so each one leaves the whole wait
