@@ -59,16 +59,10 @@ impl<const N: usize> CriticalSet<N> {
     #[inline(always)]
     fn position(&self, tid: Tid) -> Option<usize> {
         // One compare per member, indexing the fixed array: the set holds two or three threads,
-        // so a slice bound and an unrolled prologue would cost more than the search.
+        // so a slice bound and an unrolled prologue would cost more than the search (a range,
+        // unlike a counted `while`, is not unrolled).
         let n = if self.len < N { self.len } else { N };
-        let mut i = 0;
-        while i < n {
-            if self.tids[i] == tid {
-                return Some(i);
-            }
-            i += 1;
-        }
-        None
+        (0..n).find(|&i| self.tids[i] == tid)
     }
 
     /// The number of critical threads.

@@ -215,7 +215,9 @@ impl Detector {
         // Kernel lock addresses are 8-byte aligned and cluster; mix the bits before reducing.
         // The hash has 32 bits, so a 32-bit remainder is exact.
         let h = ((lock ^ (lock >> 17)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32;
-        (h % self.nsets) as usize * LOCK_WAYS
+        // A valid table has at most `MAX_LOCK_SLOTS / LOCK_WAYS` sets, so the second remainder
+        // changes nothing; it shows the compiler that every way of the set is in bounds.
+        (h % self.nsets) as usize % (MAX_LOCK_SLOTS / LOCK_WAYS) * LOCK_WAYS
     }
 
     #[inline(always)]
@@ -569,55 +571,72 @@ impl Detector {
     }
 
     /// The wait slot [`Detector::wait_start`] would give a wait by `waiter` without replacing
-    /// one: `None` if `waiter` has a live wait or the wait table is full. Changes nothing.
+    /// one, and what `hi` becomes once it is taken: `None` if `waiter` has a live wait or the
+    /// wait table is full. Changes nothing.
     #[inline(always)]
-    pub(crate) fn free_wait_slot(&self, waiter: Tid) -> Option<usize> {
-        // The first free slot below `hi`, else `hi`.
+    pub(crate) fn free_wait_slot(&self, waiter: Tid) -> Option<(usize, usize)> {
+        // No live wait, the common case: the first slot, with nothing to search.
+        if self.hi == 0 {
+            return Some((0, 1));
+        }
+        // The first free slot below `hi` (which leaves `hi` as it is), else `hi`.
         let mut free = None;
         for (j, x) in self.waits[..self.hi].iter().enumerate() {
             match x {
                 Some(old) if old.waiter == waiter => return None,
-                None if free.is_none() => free = Some(j),
+                None if free.is_none() => free = Some((j, self.hi)),
                 _ => {}
             }
         }
-        free.or((self.hi < MAX_WAITS).then_some(self.hi))
+        free.or((self.hi < MAX_WAITS).then_some((self.hi, self.hi + 1)))
     }
 
     /// [`Detector::wait_start`] for a mutex or futex wait `w` whose owner `o` (`o > 0`, not the
-    /// waiter) the platform named, in wait slot `j` from [`Detector::free_wait_slot`]: the same
-    /// records, and `o` is its one blocker.
+    /// waiter) the platform named, in wait slot `j` (leaving `hi` at `hi`) from
+    /// [`Detector::free_wait_slot`]: the same records, and `o` is its one blocker.
     #[inline(always)]
     pub(crate) fn wait_start_owned(
         &mut self,
         now: Nanos,
-        j: usize,
+        (j, hi): (usize, usize),
         w: Wait,
         o: Tid,
         st: &mut Stats,
     ) {
         // Before the wait is stored, so that a new slot adopts only earlier waits. A tracked
         // lock is found by the probe alone; only a new one pays for the insertion.
-        let found = match self.find(w.lock) {
-            Some(i) => Some(i),
-            None => self.insert(now, w.lock, st),
+        let i = match self.find(w.lock) {
+            Some(i) => i,
+            None => match self.insert(now, w.lock, st) {
+                Some(i) => i,
+                None => {
+                    self.store_wait(j, hi, w, None);
+                    if w.lock != 0 {
+                        self.untracked += 1;
+                    }
+                    return;
+                }
+            },
         };
+        // Slots number fewer than 256, so the `u8` the wait records is the slot, and indexing
+        // by it needs no bounds check.
+        let i = i as u8;
+        self.store_wait(j, hi, w, Some(i));
+        let s = &mut self.locks[usize::from(i)];
+        s.touched = now;
+        s.waiters += 1;
+        s.owner = o;
+    }
+
+    /// Stores wait `w` in free wait slot `j`, counted in lock slot `slot`; `hi` becomes `hi`.
+    #[inline(always)]
+    fn store_wait(&mut self, j: usize, hi: usize, w: Wait, slot: Option<u8>) {
         self.waits[j] = Some(w);
         if w.depth > 0 {
             self.waiting.insert(w.waiter);
         }
-        self.hi = self.hi.max(j + 1);
-        self.wait_slot[j] = found.map(|i| i as u8);
-        match found {
-            Some(i) => {
-                let s = &mut self.locks[i];
-                s.touched = now;
-                s.waiters += 1;
-                s.owner = o;
-            }
-            None if w.lock != 0 => self.untracked += 1,
-            None => {}
-        }
+        self.hi = hi;
+        self.wait_slot[j] = slot;
     }
 
     /// [`Detector::find_or_insert`], out of line: the path of a lock not tracked yet.
@@ -642,16 +661,27 @@ impl Detector {
     /// Ends the wait of `waiter`, returning it.
     #[inline(always)]
     pub fn wait_finish(&mut self, waiter: Tid) -> Option<Wait> {
-        let j = self.waits[..self.hi]
-            .iter()
-            .position(|x| x.is_some_and(|w| w.waiter == waiter))?;
-        self.end_wait(j)
+        // The search copies the wait out, so ending it need not look at the slot again; it runs
+        // over a range, bounded by the table so that its slot needs no bounds check.
+        let hi = self.hi.min(MAX_WAITS);
+        let (j, w) =
+            (0..hi).find_map(|j| self.waits[j].filter(|w| w.waiter == waiter).map(|w| (j, w)))?;
+        self.waits[j] = None;
+        self.forget_wait(j, w);
+        Some(w)
     }
 
     /// Ends the wait in slot `j`, returning it.
     #[inline(always)]
     fn end_wait(&mut self, j: usize) -> Option<Wait> {
         let w = self.waits[j].take()?;
+        self.forget_wait(j, w);
+        Some(w)
+    }
+
+    /// Undoes the bookkeeping of wait `w`, whose slot `j` was just emptied.
+    #[inline(always)]
+    fn forget_wait(&mut self, j: usize, w: Wait) {
         if w.depth > 0 {
             self.waiting.remove(w.waiter);
         }
@@ -676,7 +706,6 @@ impl Detector {
             None if w.lock != 0 => self.untracked -= 1,
             None => {}
         }
-        Some(w)
     }
 
     /// Ends a wait its task left without telling us, before the task's next wait replaces it.

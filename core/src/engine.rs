@@ -381,7 +381,11 @@ impl<O: Observer> Engine<O> {
             match owner {
                 // A mutex or futex whose one owner the platform named: the common case.
                 Some(o) if o > 0 && o != waiter && kind.exclusive() => {
-                    self.wait_start_owner(now, waiter, lock, kind, o, &mut out);
+                    // The common answer comes back in a register, not through memory.
+                    let one = self.wait_start_owner(now, &mut out, waiter, lock, kind, o);
+                    if one > 0 {
+                        return Boosted(Named::One(one));
+                    }
                 }
                 _ => self.wait_start_any(now, waiter, lock, kind, owner, &mut out),
             }
@@ -390,33 +394,42 @@ impl<O: Observer> Engine<O> {
     }
 
     /// [`Engine::wait_start`] on a mutex or futex owned by `owner` (not the waiter).
+    ///
+    /// Returns `owner` if it is the one task the wait boosted (the common case), else 0 with
+    /// the answer in `out`.
+    ///
+    /// `out` comes before the wait's own arguments: in this order the fast path keeps them all
+    /// in registers but `owner`, the seventh, which it reads from the stack once (with `out`
+    /// last, the lock id was spilled and reloaded).
     #[inline(never)]
     fn wait_start_owner(
         &mut self,
         now: Nanos,
+        out: &mut Boosted,
         waiter: Tid,
         lock: LockId,
         kind: LockKind,
         owner: Tid,
-        out: &mut Boosted,
-    ) {
+    ) -> Tid {
         // The common case: a critical waiter and an owner not boosted yet. Every way that can
         // go otherwise is ruled out before anything changes, so each one leaves the whole wait
-        // to the general path, and what is left cannot fail.
-        if self.tun.max_depth >= 1 && self.critical.contains(waiter) {
+        // to the general path, and what is left cannot fail (`fresh_slots` rules out a
+        // `max_depth` that allows no grant).
+        if self.critical.contains(waiter) {
             if let Some(j) = self.detector.free_wait_slot(waiter) {
-                if let Some(slots) = self.ft.fresh_slots(owner, &self.tun) {
-                    self.wait_start_owned(now, waiter, lock, kind, owner, j, slots, out);
-                    return;
+                if let Some(slots) = self.ft.fresh_slots(owner) {
+                    self.wait_start_owned(now, waiter, lock, kind, owner, j, slots);
+                    return owner;
                 }
             }
         }
         self.wait_start_any(now, waiter, lock, kind, Some(owner), out);
+        0
     }
 
     /// What [`Engine::wait_start_any`] does, in the same order, when critical `waiter` waits on
-    /// `lock` (the wait to go in wait slot `j`) held by `owner`, who is not boosted and gets
-    /// grant and boost slots `slots`.
+    /// `lock` (the wait to go in wait slot `j.0`, making `hi` `j.1`) held by `owner`, who is not
+    /// boosted and gets grant and boost slots `slots`.
     #[inline(always)]
     #[expect(
         clippy::too_many_arguments,
@@ -429,9 +442,8 @@ impl<O: Observer> Engine<O> {
         lock: LockId,
         kind: LockKind,
         owner: Tid,
-        j: usize,
+        j: (usize, usize),
         slots: (usize, usize),
-        out: &mut Boosted,
     ) {
         self.stats.bump(Counter::CriticalWaits);
         let w = Wait {
@@ -455,7 +467,6 @@ impl<O: Observer> Engine<O> {
             depth: 1,
         };
         self.ft.grant_fresh(now, slots, link, cx!(self));
-        out.0 = Named::One(owner);
     }
 
     /// [`Engine::wait_start`] for any waiter, lock kind and owner.

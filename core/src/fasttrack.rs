@@ -43,6 +43,19 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
     })
 }
 
+/// The grant slots `t` lets a direct grant occupy: those below `max_grants` if `max_depth`
+/// allows a direct grant at all.
+const fn direct_room(t: &Tunables) -> u64 {
+    let n = t.max_grants as usize;
+    if t.max_depth < 1 {
+        0
+    } else if n >= MAX_GRANTS {
+        u64::MAX
+    } else {
+        (1 << n) - 1
+    }
+}
+
 /// Why a blocker holds the fast track.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Grant {
@@ -166,7 +179,8 @@ pub struct Cx<'a, O: Observer> {
 /// is the set of live grants of depth > 1; a boost with `cpu == Some(c)` appears exactly once in
 /// CPU `c`'s queue and in no other; a CPU's `running` names a live boost whose `cpu` is that CPU;
 /// CPUs at or above `nr_cpus` have an empty queue and run nothing; `filter` holds one membership
-/// per live boost; no live boost has `used >= budget_ns`.
+/// per live boost; no live boost has `used >= budget_ns`; `direct_room` is derived from the
+/// tunables last configured (those in force).
 #[derive(Clone, Debug)]
 pub struct FastTrack {
     grants: [Option<Grant>; MAX_GRANTS],
@@ -187,6 +201,9 @@ pub struct FastTrack {
     /// `throttle_window_ns`, and its `throttle_max_pct` share, derived once per tunables change.
     window_ns: Nanos,
     cap_ns: Nanos,
+    /// The grant slots a direct grant (depth 1) may take (bit `i`: slot `i`), derived once per
+    /// tunables change: those below `max_grants`, none if `max_depth` allows no grant at all.
+    direct_room: u64,
     filter: TidFilter,
     /// Budget-revoked tasks waiting for their next window (`regrant.rs`).
     cooling: [Option<Cooling>; MAX_COOLING],
@@ -211,6 +228,7 @@ impl FastTrack {
             window_ns: Tunables::DEFAULT.throttle_window_ns,
             cap_ns: Tunables::DEFAULT.throttle_window_ns / 100
                 * Tunables::DEFAULT.throttle_max_pct as u64,
+            direct_room: direct_room(&Tunables::DEFAULT),
             filter: TidFilter::new(),
             cooling: [None; MAX_COOLING],
             next_regrant: Nanos::MAX,
@@ -221,6 +239,7 @@ impl FastTrack {
     pub fn configure(&mut self, t: &Tunables) {
         self.window_ns = t.throttle_window_ns;
         self.cap_ns = t.throttle_window_ns / 100 * t.throttle_max_pct as u64;
+        self.direct_room = direct_room(t);
     }
 
     /// Names the fast CPUs (the platform's biggest cores), where waking blockers are placed

@@ -64,12 +64,14 @@ impl TidFilter {
         let c = &mut self.counts[s];
         // The lane changes only when a slot becomes live: one test on the common path.
         if *c == 0 {
+            *c = 1;
             self.lane_slots[s % 64] += 1;
             self.lanes |= 1 << (s % 64);
+        } else {
+            // Members are bounded (critical set + boosted table) far below 255, so this never
+            // saturates; saturating keeps the "zero proves absence" invariant even if it did.
+            *c = c.saturating_add(1);
         }
-        // Members are bounded (critical set + boosted table) far below 255, so this never
-        // saturates; saturating keeps the "zero proves absence" invariant even if it did.
-        *c = c.saturating_add(1);
     }
 
     /// Removes one membership of `tid` (which must have been inserted).

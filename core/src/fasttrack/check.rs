@@ -10,6 +10,9 @@ impl FastTrack {
         if soonest.unwrap_or(super::super::Nanos::MAX) != self.next_regrant {
             return Err("next_regrant out of sync");
         }
+        if self.direct_room != super::direct_room(t) {
+            return Err("direct_room out of sync with the tunables");
+        }
         let grants = self.grants.iter().flatten().count();
         if grants > t.max_grants as usize {
             return Err("more grants than max_grants");

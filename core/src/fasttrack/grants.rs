@@ -63,22 +63,31 @@ impl FastTrack {
         outcome
     }
 
-    /// The grant and boost slots [`FastTrack::grant`] would give `blocker` if it is certainly not
-    /// boosted (the filter says so) and both tables have room under `t`; `None` otherwise.
+    /// The grant and boost slots [`FastTrack::grant`] would give a direct grant (depth 1) to
+    /// `blocker` if it is certainly not boosted (the filter says so) and the tunables last
+    /// [configured](FastTrack::configure) allow the grant and leave both tables room; `None`
+    /// otherwise.
     ///
     /// With these slots, [`FastTrack::grant_fresh`] does what `grant` does, with every failure
     /// ruled out first: the engine's fast path. Changes nothing.
     #[inline(always)]
-    pub(crate) fn fresh_slots(&self, blocker: Tid, t: &Tunables) -> Option<(usize, usize)> {
+    pub(crate) fn fresh_slots(&self, blocker: Tid) -> Option<(usize, usize)> {
         if self.filter.may_contain(blocker) {
             return None;
         }
-        let gi = (!self.live_grants).trailing_zeros() as usize;
-        let bi = (!self.live_boosts).trailing_zeros() as usize;
-        if gi >= (t.max_grants as usize).min(MAX_GRANTS) || bi >= MAX_GRANTS {
+        // The lowest free slot in the room is `grant`'s lowest free slot when that is below
+        // the limit, and there is none when it is not (or when no grant is allowed).
+        let free = !self.live_grants & self.direct_room;
+        // Every boost slot, as a mask (all 64 bits while `MAX_GRANTS` is 64).
+        const BOOST_SLOTS: u64 = u64::MAX >> (64 - MAX_GRANTS);
+        let free_boosts = !self.live_boosts & BOOST_SLOTS;
+        if free == 0 || free_boosts == 0 {
             return None;
         }
-        Some((gi, bi))
+        Some((
+            free.trailing_zeros() as usize,
+            free_boosts.trailing_zeros() as usize,
+        ))
     }
 
     /// [`FastTrack::grant`] of `link` to a task that is not boosted, in grant slot `gi` and boost
@@ -186,6 +195,32 @@ impl FastTrack {
         reason: RevokeReason,
         cx: &mut Cx<'_, O>,
     ) {
+        // Only a grant of depth > 1 hangs from a link that can vanish, and ending grants adds
+        // none: with no chain grants now (almost always), nothing can collapse afterwards.
+        if self.chain_grants != 0 {
+            self.revoke_root_chained(now, root, reason, cx.t, cx.st, cx.obs);
+            return;
+        }
+        for gi in bits(self.live_grants) {
+            if self.grants[gi].is_some_and(|g| g.root == root) {
+                self.end_grant(now, gi, reason, false, cx);
+            }
+        }
+    }
+
+    /// [`FastTrack::revoke_root`] while chain grants are live, with the context in parts.
+    #[cold]
+    #[inline(never)]
+    fn revoke_root_chained<O: Observer>(
+        &mut self,
+        now: Nanos,
+        root: Tid,
+        reason: RevokeReason,
+        t: &Tunables,
+        st: &mut Stats,
+        obs: &mut O,
+    ) {
+        let cx = &mut Cx { t, st, obs };
         let mut ended = false;
         for gi in bits(self.live_grants) {
             if self.grants[gi].is_some_and(|g| g.root == root) {
@@ -193,9 +228,8 @@ impl FastTrack {
                 ended = true;
             }
         }
-        // Only a grant of depth > 1 hangs from a link that can vanish.
         if ended && self.chain_grants != 0 {
-            self.collapse_chains_parts(now, cx.t, cx.st, cx.obs);
+            self.collapse_chains(now, cx);
         }
     }
 
@@ -240,20 +274,6 @@ impl FastTrack {
         }
     }
 
-    /// [`FastTrack::collapse_chains`] with the context in parts, so that a caller that only
-    /// may need it never builds the context in memory.
-    #[cold]
-    #[inline(never)]
-    fn collapse_chains_parts<O: Observer>(
-        &mut self,
-        now: Nanos,
-        t: &Tunables,
-        st: &mut Stats,
-        obs: &mut O,
-    ) {
-        self.collapse_chains(now, &mut Cx { t, st, obs });
-    }
-
     /// Ends grants whose `via` is a chain link (depth > 1) that is no longer boosted.
     ///
     /// Each pass can only unboost tasks one link further down, so `MAX_DEPTH` passes suffice.
@@ -283,12 +303,28 @@ impl FastTrack {
         reason: RevokeReason,
         cx: &mut Cx<'_, O>,
     ) {
+        self.end_grant(now, gi, reason, true, cx);
+    }
+
+    /// [`FastTrack::drop_grant`], told whether chain grants may be live: a caller that knows
+    /// there are none spares clearing the grant's bit in their (empty) mask.
+    #[inline(always)]
+    fn end_grant<O: Observer>(
+        &mut self,
+        now: Nanos,
+        gi: usize,
+        reason: RevokeReason,
+        chains: bool,
+        cx: &mut Cx<'_, O>,
+    ) {
         let Some(g) = self.grants[gi].take() else {
             return;
         };
         let bit = 1u64 << gi;
         self.live_grants &= !bit;
-        self.chain_grants &= !bit;
+        if chains {
+            self.chain_grants &= !bit;
+        }
         cx.st.bump(reason.counter());
         cx.obs.revoke(now, g.blocker, reason);
         // A grant's boost is a live slot, below `MAX_GRANTS`: the mask only spares a bound check.
