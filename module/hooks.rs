@@ -287,12 +287,13 @@ pub(crate) fn misfit(tid: Tid, cpu: u32) -> bool {
     g.engine.misfit(tid, cpu)
 }
 
-/// Whether load balancing may move `tid` from CPU `src` to CPU `dst` (`Engine::may_migrate`).
-pub(crate) fn may_migrate(tid: Tid, src: u32, dst: u32) -> bool {
+/// Whether load balancing may move `tid` from CPU `src` to CPU `dst`, taking it off that CPU
+/// if `running` (`Engine::may_migrate`).
+pub(crate) fn may_migrate(tid: Tid, src: u32, dst: u32, running: bool) -> bool {
     let Some(mut g) = state::lock() else {
         return true;
     };
-    g.engine.may_migrate(tid, src, dst)
+    g.engine.may_migrate(tid, src, dst, running)
 }
 
 /// The uclamp.min task `tid` should have now (`Engine::uclamp_min`), or 0 for none.

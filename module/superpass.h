@@ -40,7 +40,7 @@ s32 sp_hook_select(u64 now, s32 tid, u32 prev_cpu, u64 idle, u64 allowed);
 bool sp_hook_tick(u64 now, void *rq, u32 cpu, s32 curr);
 u32 sp_hook_uclamp_min(s32 tid);
 bool sp_hook_misfit(s32 tid, u32 cpu);
-bool sp_hook_may_migrate(s32 tid, u32 src, u32 dst);
+bool sp_hook_may_migrate(s32 tid, u32 src, u32 dst, bool running);
 void sp_hook_task_free(u64 now, s32 tid, void *task);
 u32 sp_probes_poll(u64 now, u64 *recheck_ns);
 long sp_ioctl(unsigned int cmd, unsigned long arg);

@@ -407,10 +407,11 @@ pub extern "C" fn sp_hook_misfit(tid: i32, cpu: u32) -> bool {
     hooks::misfit(tid, cpu)
 }
 
-/// Whether load balancing may move task `tid` from CPU `src` to CPU `dst`.
+/// Whether load balancing may move task `tid` from CPU `src` to CPU `dst`, taking it off that
+/// CPU if `running` (an active balance).
 #[no_mangle]
-pub extern "C" fn sp_hook_may_migrate(tid: i32, src: u32, dst: u32) -> bool {
-    hooks::may_migrate(tid, src, dst)
+pub extern "C" fn sp_hook_may_migrate(tid: i32, src: u32, dst: u32, running: bool) -> bool {
+    hooks::may_migrate(tid, src, dst, running)
 }
 
 /// Task `task` (TID `tid`) is being freed: forget it everywhere.

@@ -454,15 +454,19 @@ void sp_probe_update_misfit_status(void *d, struct task_struct *p, struct rq *rq
 }
 
 /*
- * can_migrate_task(): load balancing keeps a misfit blocker off the CPUs the
- * critical threads wait on (they resume there the moment it releases).
+ * can_migrate_task(): an active balance (the stopper taking a running misfit
+ * blocker off its CPU; the source runqueue's active_balance is set while it
+ * runs) keeps the blocker off the CPUs the critical threads wait on: they
+ * resume there the moment it releases. A queued blocker, which cannot run
+ * where it is, may go anywhere.
  */
 void sp_probe_can_migrate_task(void *d, struct task_struct *p, int dst_cpu, int *can_migrate)
 {
 	SP_COUNT(can_migrate_task);
 	if (!*can_migrate || dst_cpu < 0 || !sp_boosting() || !sp_may_be_boosted(p->pid))
 		return;
-	if (!sp_hook_may_migrate(p->pid, task_cpu(p), dst_cpu))
+	if (!sp_hook_may_migrate(p->pid, task_cpu(p), dst_cpu,
+				 READ_ONCE(task_rq(p)->active_balance)))
 		*can_migrate = 0;
 }
 

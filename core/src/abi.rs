@@ -161,8 +161,8 @@ pub mod mech {
     /// on a kernel with `CONFIG_UCLAMP_TASK`).
     pub const UCLAMP: u64 = 1 << 16;
     /// `android_rvh_update_misfit_status` and `android_rvh_can_migrate_task`: a boosted blocker
-    /// off the fast CPUs is marked misfit, and load balancing keeps it off the critical
-    /// threads' CPUs.
+    /// off the fast CPUs is marked misfit, and load balancing keeps it, running, off the
+    /// critical threads' CPUs.
     pub const MISFIT: u64 = 1 << 17;
 }
 

@@ -976,11 +976,14 @@ impl<O: Observer> Engine<O> {
         true
     }
 
-    /// Whether load balancing may move task `tid` from CPU `src` to CPU `dst`: not a misfit
-    /// blocker onto a CPU a critical thread's lock wait started on (`fasttrack/misfit.rs`).
+    /// Whether load balancing may move task `tid` from CPU `src` to CPU `dst`; `running`: it
+    /// is taking the task off the CPU it was running on (an active balance). Not a running
+    /// misfit blocker onto a CPU a critical thread's lock wait started on
+    /// (`fasttrack/misfit.rs`); a queued one, which cannot run where it is, may go anywhere.
     #[inline]
-    pub fn may_migrate(&mut self, tid: Tid, src: Cpu, dst: Cpu) -> bool {
+    pub fn may_migrate(&mut self, tid: Tid, src: Cpu, dst: Cpu, running: bool) -> bool {
         if !self.enabled
+            || !running
             || self
                 .ft
                 .may_migrate(tid, src, dst, self.critical_wait_cpus())
@@ -991,26 +994,21 @@ impl<O: Observer> Engine<O> {
         false
     }
 
-    /// [`Engine::may_migrate`] without counting a refusal, for a platform that asks again
-    /// where the kernel would not (an invariant check).
-    #[inline]
-    pub fn migration_allowed(&self, tid: Tid, src: Cpu, dst: Cpu) -> bool {
-        !self.enabled
-            || self
-                .ft
-                .may_migrate(tid, src, dst, self.critical_wait_cpus())
-    }
-
     /// Of `faster` (the idle CPUs of higher capacity than `cpu` that `tid` may run on), those
     /// load balancing would move misfit task `tid` to: [`Engine::misfit`] and
-    /// [`Engine::may_migrate`] together, for a platform that balances in one step.
+    /// [`Engine::may_migrate`] together, for a platform that balances in one step; `running`
+    /// as for [`Engine::may_migrate`].
     #[inline]
-    pub fn misfit_targets(&self, tid: Tid, cpu: Cpu, faster: u64) -> u64 {
+    pub fn misfit_targets(&self, tid: Tid, cpu: Cpu, faster: u64, running: bool) -> u64 {
         if !self.enabled {
             return 0;
         }
-        self.ft
-            .misfit_targets(tid, cpu, faster, self.critical_wait_cpus())
+        let keep_off = if running {
+            self.critical_wait_cpus()
+        } else {
+            0
+        };
+        self.ft.misfit_targets(tid, cpu, faster, keep_off)
     }
 
     /// The CPUs the critical threads' live lock waits started on ([`Engine::wait_cpu`]): one

@@ -98,8 +98,8 @@ pub enum Counter {
     /// Times the kernel asked whether a running boosted task fits its CPU and SuperPass said
     /// it does not (a boosted blocker off the fast CPUs), so an idle faster CPU may pull it.
     MisfitMarks,
-    /// Load-balancing moves refused: a misfit blocker kept off a CPU a critical thread's lock
-    /// wait started on.
+    /// Load-balancing moves refused: a running misfit blocker kept off a CPU a critical
+    /// thread's live lock wait started on.
     MigrateVetoes,
 }
 

@@ -1005,18 +1005,23 @@ fn a_misfit_blocker_is_kept_off_the_cpu_its_critical_thread_waits_on_while_it_wa
     assert!(e.misfit(200, 0), "boosted on a little CPU");
     assert!(!e.misfit(200, 7), "already on a fast CPU");
     assert!(!e.misfit(300, 0), "not boosted");
-    assert!(!e.may_migrate(200, 0, 6), "onto the waiter's CPU");
-    assert!(e.may_migrate(200, 0, 7), "onto the other big CPU");
-    assert_eq!(e.misfit_targets(200, 0, 0b1100_0010), 0b1000_0010);
+    assert!(!e.may_migrate(200, 0, 6, true), "onto the waiter's CPU");
+    assert!(e.may_migrate(200, 0, 7, true), "onto the other big CPU");
+    assert_eq!(e.misfit_targets(200, 0, 0b1100_0010, true), 0b1000_0010);
+    assert!(
+        e.may_migrate(200, 0, 6, false),
+        "queued, it cannot run where it is"
+    );
+    assert_eq!(e.misfit_targets(200, 0, 0b1100_0010, false), 0b1100_0010);
     e.wait_finish(2 * MS, 100, L1);
     assert!(!e.misfit(200, 0), "the grant ended with the wait");
-    assert!(e.may_migrate(200, 0, 6));
+    assert!(e.may_migrate(200, 0, 6, true));
     // RenderThread waits on CPU 7: the UI thread's finished wait no longer reserves CPU 6.
     e.add_critical(3 * MS, 101, Role::Render).unwrap();
     e.wait_cpu(101, 7);
     e.wait_start(3 * MS, 101, L2, LockKind::Mutex, Some(200));
-    assert!(e.may_migrate(200, 0, 6), "a finished wait's CPU");
-    assert!(!e.may_migrate(200, 0, 7), "the live wait's CPU");
+    assert!(e.may_migrate(200, 0, 6, true), "a finished wait's CPU");
+    assert!(!e.may_migrate(200, 0, 7, true), "the live wait's CPU");
     e.wait_finish(4 * MS, 101, L2);
     let c = e.stats().counters;
     assert_eq!(

@@ -11,8 +11,8 @@
 //! (`android_rvh_update_misfit_status`), and an idle CPU of higher capacity pulls it at its next
 //! balance, by active balance if it is running (kernel/sched/fair.c, `group_misfit_task`,
 //! `need_active_balance`). Load balancing asks `can_migrate_task` before every move
-//! (`android_rvh_can_migrate_task`), which keeps a misfit blocker off the CPUs the critical
-//! threads wait on.
+//! (`android_rvh_can_migrate_task`), which keeps a running misfit blocker off the CPUs the
+//! critical threads wait on.
 //!
 //! [`select_cpu`]: FastTrack::select_cpu
 
@@ -32,17 +32,22 @@ impl FastTrack {
             && self.is_boosted(tid)
     }
 
-    /// Whether load balancing may move task `tid` from CPU `src` to CPU `dst`: not if `tid` is
-    /// [`misfit`](Self::misfit) on `src` and `dst` is one of `keep_off`, the CPUs the critical
-    /// threads' lock waits started on (the platform's `Engine::wait_cpu` reports).
+    /// Whether load balancing may take task `tid`, running, off CPU `src` and move it to CPU
+    /// `dst`: not if `tid` is [`misfit`](Self::misfit) on `src` and `dst` is one of `keep_off`,
+    /// the CPUs the critical threads' live lock waits started on (the platform's
+    /// `Engine::wait_cpu` reports). A queued blocker cannot run where it is, so the platform
+    /// lets it go anywhere (an idle CPU a critical thread waits on included).
     ///
     /// A critical thread waiting for this blocker has just left that CPU idle; it resumes there
     /// the moment the blocker releases, while the blocker keeps the CPU it was moved to for the
     /// rest of its work, so taking it moves the cost from the wait to the critical thread's own
     /// run. Measured in the simulator (AOSP placement, 30 s x 10 seeds): with every idle
     /// faster CPU allowed, janky frames rose 11% on scroll-120; with these CPUs kept off they
-    /// did not rise beyond noise, and the p99.9 wait was cut nearly as much (-46% against -55%).
-    /// Keeping the fast CPUs off as well (an earlier rule) cut it by only -39%.
+    /// did not rise beyond noise, and the p99.9 wait was cut nearly as much (-50% against -55%).
+    /// Keeping the fast CPUs off as well (an earlier rule) cut it by only -39%. Keeping a
+    /// *queued* blocker off them too stranded it behind a critical thread or an RT task on a
+    /// little core while the waiter's CPU sat idle (paper-scroll-120: p99.9 +11% instead of
+    /// -40% at 30 s x 20 seeds).
     #[inline]
     pub fn may_migrate(&self, tid: Tid, src: Cpu, dst: Cpu, keep_off: u64) -> bool {
         !(dst < 64 && keep_off & (1 << dst) != 0 && self.misfit(tid, src))

@@ -215,19 +215,20 @@ pub trait Policy: Send {
         false
     }
 
-    /// Of `faster` (idle CPUs of higher capacity than `cpu` that running or queued task `t`
-    /// may use), those that should pull `t` because it is misfit on `cpu` (as
+    /// Of `faster` (idle CPUs of higher capacity than `cpu` that task `t`, `running` there or
+    /// queued, may use), those that should pull `t` because it is misfit on `cpu` (as
     /// `update_misfit_status` would mark it, and `can_migrate_task` would let it go); by active
     /// balance if it is running. Only asked while some task is helped (between an
     /// [`Action::GrantBegin`] and its `GrantEnd`).
-    fn misfit_targets(&self, _w: &World, _t: TaskIdx, _cpu: u32, _faster: u64) -> u64 {
+    fn misfit_targets(
+        &self,
+        _w: &World,
+        _t: TaskIdx,
+        _cpu: u32,
+        _faster: u64,
+        _running: bool,
+    ) -> u64 {
         0
-    }
-
-    /// Whether idle balancing may move queued task `t` from CPU `src` to CPU `dst`
-    /// (`can_migrate_task`). Only asked while some task is helped.
-    fn may_migrate(&self, _w: &World, _t: TaskIdx, _src: u32, _dst: u32) -> bool {
-        true
     }
 
     /// Whether the policy is giving `t` the CPU ahead of its own parameters right now (a

@@ -558,17 +558,10 @@ impl Policy for SuperPass {
         a == Answer::Resched
     }
 
-    fn misfit_targets(&self, w: &World, t: TaskIdx, cpu: u32, faster: u64) -> u64 {
-        self.engine
-            .as_ref()
-            .map_or(0, |e| e.misfit_targets(Self::tid(w, t), cpu, faster))
-    }
-
-    fn may_migrate(&self, w: &World, t: TaskIdx, src: u32, dst: u32) -> bool {
-        let tid = Self::tid(w, t);
-        self.engine
-            .as_ref()
-            .is_none_or(|e| e.migration_allowed(tid, src, dst))
+    fn misfit_targets(&self, w: &World, t: TaskIdx, cpu: u32, faster: u64, running: bool) -> u64 {
+        self.engine.as_ref().map_or(0, |e| {
+            e.misfit_targets(Self::tid(w, t), cpu, faster, running)
+        })
     }
 
     fn helps(&self, w: &World, t: TaskIdx) -> bool {

@@ -628,9 +628,13 @@ impl Sim {
                 if !matches!(task.state, State::Running | State::Runnable) || task.eff.is_rt() {
                     continue;
                 }
-                let to = self
-                    .policy
-                    .misfit_targets(&self.w, t, src, faster & task.allowed);
+                let to = self.policy.misfit_targets(
+                    &self.w,
+                    t,
+                    src,
+                    faster & task.allowed,
+                    rq.curr == Some(t),
+                );
                 let Some(dst) = bits(to).max_by_key(|&c| (cap(self, c), u32::MAX - c)) else {
                     continue;
                 };
@@ -703,9 +707,6 @@ impl Sim {
                 for &t in rq.rt.iter().chain(&rq.fair) {
                     let task = &self.w.tasks[t as usize];
                     if task.state != State::Runnable || task.allowed & (1 << c) == 0 {
-                        continue;
-                    }
-                    if self.granted != 0 && !self.policy.may_migrate(&self.w, t, src, c) {
                         continue;
                     }
                     let key = (
