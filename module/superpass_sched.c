@@ -463,10 +463,14 @@ void sp_probe_update_misfit_status(void *d, struct task_struct *p, struct rq *rq
 void sp_probe_can_migrate_task(void *d, struct task_struct *p, int dst_cpu, int *can_migrate)
 {
 	SP_COUNT(can_migrate_task);
+	unsigned int src = task_cpu(p);
+	struct rq *rq;
+
 	if (!*can_migrate || dst_cpu < 0 || !sp_boosting() || !sp_may_be_boosted(p->pid))
 		return;
-	if (!sp_hook_may_migrate(p->pid, task_cpu(p), dst_cpu,
-				 READ_ONCE(task_rq(p)->active_balance)))
+	/* runqueues is not exported: the enqueue probe has recorded the source's. */
+	rq = src < NR_CPUS ? READ_ONCE(sp_rqs[src]) : NULL;
+	if (!sp_hook_may_migrate(p->pid, src, dst_cpu, rq && READ_ONCE(rq->active_balance)))
 		*can_migrate = 0;
 }
 
