@@ -161,11 +161,14 @@ pub const HIST_BUCKETS: usize = 1 + OCTAVES * SUB;
 ///
 /// # Invariants
 ///
-/// `total` is the sum of `buckets`, and `max`/`min` are the extreme samples recorded (0 if none).
+/// `max`/`min` are the extreme samples recorded; with none, `min` is `u64::MAX` and `max` is 0,
+/// so that `min > max` exactly when it is empty.
+///
+/// The sample count is not kept but summed when asked for: recording is on the path of every
+/// critical wait, reading the count is not.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Histogram {
     buckets: [u64; HIST_BUCKETS],
-    total: u64,
     max: u64,
     min: u64,
 }
@@ -181,24 +184,22 @@ impl Histogram {
     pub const fn new() -> Self {
         Self {
             buckets: [0; HIST_BUCKETS],
-            total: 0,
             max: 0,
-            min: 0,
+            min: u64::MAX,
         }
     }
 
     /// Rebuilds a histogram from raw bucket counts and the exact extremes (as the ABI carries them).
     pub fn from_parts(buckets: &[u64; HIST_BUCKETS], min: u64, max: u64) -> Self {
-        let mut total = 0u64;
-        for &b in buckets.iter() {
-            total = total.saturating_add(b);
-        }
-        Self {
+        let mut h = Self {
             buckets: *buckets,
-            total,
             max,
             min,
+        };
+        if h.count() == 0 {
+            (h.min, h.max) = (u64::MAX, 0);
         }
+        h
     }
 
     /// The bucket a sample of `ns` nanoseconds falls in.
@@ -229,46 +230,57 @@ impl Histogram {
     /// Records one sample.
     pub fn record(&mut self, ns: u64) {
         let i = Self::index(ns);
-        self.buckets[i] = self.buckets[i].saturating_add(1);
-        if self.total == 0 || ns < self.min {
+        // One sample per critical wait cannot wrap a `u64` (at 10^9 a second it would take
+        // centuries), so the add needs no saturation; the counters wrap the same way.
+        self.buckets[i] = self.buckets[i].wrapping_add(1);
+        if ns < self.min {
             self.min = ns;
         }
         if ns > self.max {
             self.max = ns;
         }
-        self.total = self.total.saturating_add(1);
     }
 
     /// Adds every sample of `other` (per-CPU histograms merge into one).
     pub fn merge(&mut self, other: &Self) {
-        if other.total == 0 {
+        if other.min > other.max {
+            // Empty: nothing to add.
             return;
         }
         for (a, b) in self.buckets.iter_mut().zip(other.buckets.iter()) {
             *a = a.saturating_add(*b);
         }
-        if self.total == 0 || other.min < self.min {
+        if other.min < self.min {
             self.min = other.min;
         }
         if other.max > self.max {
             self.max = other.max;
         }
-        self.total = self.total.saturating_add(other.total);
     }
 
-    /// The number of samples.
+    /// The number of samples (summed over the buckets).
     pub const fn count(&self) -> u64 {
-        self.total
+        let mut total = 0u64;
+        let mut i = 0;
+        while i < HIST_BUCKETS {
+            total = total.saturating_add(self.buckets[i]);
+            i += 1;
+        }
+        total
     }
 
-    /// The largest sample, exactly.
+    /// The largest sample, exactly (0 if none).
     pub const fn max(&self) -> u64 {
         self.max
     }
 
-    /// The smallest sample, exactly.
+    /// The smallest sample, exactly (0 if none).
     pub const fn min(&self) -> u64 {
-        self.min
+        if self.min > self.max {
+            0
+        } else {
+            self.min
+        }
     }
 
     /// The raw bucket counts.
@@ -281,16 +293,17 @@ impl Histogram {
     /// Uses the nearest-rank definition; the answer is the bucket's midpoint clamped to the exact
     /// extremes, so it is within 0.8% of the true sample.
     pub fn percentile(&self, per_million: u32) -> u64 {
-        if self.total == 0 {
+        let total = self.count();
+        if total == 0 {
             return 0;
         }
         let q = per_million.min(1_000_000) as u64;
         // Nearest rank: ceil(q * n / 1e6), at least 1. With n = a * 1e6 + b that is
         // a * q + ceil(b * q / 1e6): exact, no overflow (a * q <= n, b * q < 1e12), and no
         // 128-bit division (the kernel has no __udivti3).
-        let (a, b) = (self.total / 1_000_000, self.total % 1_000_000);
+        let (a, b) = (total / 1_000_000, total % 1_000_000);
         let rank = (a * q + (b * q).div_ceil(1_000_000)).max(1);
-        if rank >= self.total {
+        if rank >= total {
             return self.max;
         }
         let mut seen = 0u64;
@@ -309,9 +322,8 @@ impl Histogram {
     pub fn clear(&mut self) {
         // In place: a whole `Histogram` temporary would take 12.8 KiB of (kernel) stack.
         self.buckets.fill(0);
-        self.total = 0;
         self.max = 0;
-        self.min = 0;
+        self.min = u64::MAX;
     }
 }
 
@@ -452,5 +464,23 @@ mod tests {
             "critical_waits"
         );
         assert_eq!(COUNTER_NAMES[Counter::Throttles as usize], "throttles");
+    }
+
+    #[test]
+    fn empty_extremes_read_as_zero_and_round_trip() {
+        let mut h = Histogram::new();
+        assert_eq!((h.count(), h.min(), h.max()), (0, 0, 0));
+        assert_eq!(Histogram::from_parts(h.buckets(), 0, 0), h);
+        h.merge(&Histogram::new());
+        assert_eq!(h, Histogram::new());
+        h.record(0);
+        assert_eq!((h.count(), h.min(), h.max()), (1, 0, 0));
+        h.record(7_000);
+        let mut m = Histogram::new();
+        m.merge(&h);
+        assert_eq!(m, h);
+        assert_eq!(Histogram::from_parts(h.buckets(), h.min(), h.max()), h);
+        h.clear();
+        assert_eq!(h, Histogram::new());
     }
 }
