@@ -62,8 +62,13 @@ const NONE: u128 = u128::MAX;
 struct Slots {
     /// Per index: the event's key (`NONE` if none) and its payload.
     keys: Vec<(u128, u32)>,
-    /// Index of the earliest slot (meaningless while `keys` is empty).
+    /// Index of the earliest slot (meaningless while `keys` is empty, or while `stale`).
     min: usize,
+    /// Whether `min` must be found again before the next `peek`: the earliest slot was
+    /// taken or moved later. An event takes one completion and re-arms its CPU several
+    /// times (every hook charge re-arms), so one scan before the next pop replaces a scan
+    /// at each of those.
+    stale: bool,
 }
 
 impl Slots {
@@ -74,13 +79,17 @@ impl Slots {
         if i >= self.keys.len() {
             self.grow(i + 1);
         }
+        if self.stale {
+            self.keys[i] = (key, data);
+            return;
+        }
         let min_key = self.keys[self.min].0;
         self.keys[i] = (key, data);
         if key < min_key {
             self.min = i;
         } else if i == self.min {
             // The earliest slot moved later: another may be earlier now.
-            self.rescan();
+            self.stale = true;
         }
     }
 
@@ -108,16 +117,22 @@ impl Slots {
     }
 
     /// The earliest key (`NONE` if all are empty).
-    fn peek(&self) -> u128 {
+    #[inline(always)]
+    fn peek(&mut self) -> u128 {
+        if self.stale {
+            self.stale = false;
+            self.rescan();
+        }
         self.keys.get(self.min).map_or(NONE, |d| d.0)
     }
 
-    /// Empties the earliest slot: (index, key, payload).
+    /// Empties the earliest slot (just peeked): (index, key, payload).
+    #[inline(always)]
     fn take_min(&mut self) -> (usize, u128, u32) {
         let i = self.min;
         let (key, data) = self.keys[i];
         self.keys[i].0 = NONE;
-        self.rescan();
+        self.stale = true;
         (i, key, data)
     }
 
