@@ -267,6 +267,22 @@ impl EventQueue {
         }
     }
 
+    /// Takes the sequence number of an event pushed later with [`Self::push_reserved`]: it
+    /// is ordered as if pushed now.
+    #[inline(always)]
+    pub fn reserve(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Schedules `cpu`'s completion of generation `gen` at time `t`, ordered by a sequence
+    /// number from [`Self::reserve`].
+    #[inline(always)]
+    pub fn push_reserved(&mut self, t: u64, seq: u64, cpu: u32, gen: u32) {
+        let key = (t as u128) << 64 | seq as u128;
+        self.done.set(cpu as usize, key, gen);
+    }
+
     /// The earliest event, ties in push order. Always inlined: the event loop is its one hot
     /// caller, and out of line it cost a call and register saves per event.
     #[inline(always)]

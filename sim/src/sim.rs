@@ -103,8 +103,17 @@ pub struct Sim {
     queued: u32,
     /// CPUs whose `fair` or `rt` list is not empty (balancing scans only these).
     queued_on: u64,
+    /// The policy's [`Policy::sched_hooks`].
+    sched_hooks: bool,
+    /// The policy's [`Policy::lock_hooks`].
+    lock_hooks: bool,
     /// CPUs with nothing current (`World::idle_mask`, kept up to date where `curr` changes).
     idle: u64,
+    /// CPUs whose completion a hook charge re-armed in this event: queued at its end unless
+    /// a later arm superseded it (`Self::arm_late`).
+    late: u64,
+    /// Per CPU: the sequence number and generation of its completion in `late`.
+    late_arm: Vec<(u64, u32)>,
     scratch: Vec<TaskIdx>,
     vsync_period: Option<u64>,
     deadline_ns: u64,
@@ -171,6 +180,9 @@ impl Sim {
                 Ev::End => break,
             }
             self.flush();
+            if self.late != 0 {
+                self.queue_late();
+            }
             if !self.active.is_empty() {
                 self.refresh_waits();
             }
@@ -200,7 +212,7 @@ impl Sim {
         self.q.push(now + self.w.tick_ns, Ev::Tick(cpu));
         self.update_curr(cpu);
         let rq = &self.w.rqs[cpu as usize];
-        if let Some(c) = rq.curr {
+        if let (Some(c), true) = (rq.curr, self.sched_hooks) {
             if self.policy.tick(&self.w, cpu, c, &mut self.out) {
                 self.resched(cpu);
             }
@@ -290,20 +302,21 @@ impl Sim {
         changed
     }
 
-    /// Applies the actions a policy pushed (usually none: checked inline, without a call).
+    /// Applies the actions a policy pushed: usually none, or a lone hook charge, both told
+    /// apart inline so the charge is a direct call without the action loop's frame.
     #[inline(always)]
     fn apply(&mut self) {
-        if !self.out.is_empty() {
-            self.apply_actions();
+        match self.out[..] {
+            [] => {}
+            [Action::Charge(c, ns)] => {
+                self.out.clear();
+                self.charge(c, ns);
+            }
+            _ => self.apply_actions(),
         }
     }
 
     fn apply_actions(&mut self) {
-        // Nearly always a single hook charge: applied without the loop.
-        if let [Action::Charge(c, ns)] = self.out[..] {
-            self.out.clear();
-            return self.charge(c, ns);
-        }
         while let Some(a) = self.out.pop() {
             match a {
                 Action::SetEff(t, s) => self.set_eff(t, s),
@@ -328,7 +341,7 @@ impl Sim {
     }
 
     /// Charges `ns` of a policy's work to CPU `c` (`Action::Charge`).
-    #[inline(always)]
+    #[inline(never)]
     fn charge(&mut self, c: u32, ns: u64) {
         // Account the time before the charge first, so the debt delays only what remains.
         // No slice-expiry check here: a hook running does not make the kernel re-evaluate
@@ -342,7 +355,7 @@ impl Sim {
         rq.debt += ns;
         rq.policy_ns += ns;
         if rq.curr.is_some() {
-            self.arm(c);
+            self.arm_late(c);
         }
     }
 

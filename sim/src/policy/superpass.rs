@@ -422,6 +422,10 @@ impl Policy for SuperPass {
         }
     }
 
+    fn sched_hooks(&self) -> bool {
+        true
+    }
+
     fn setup(&mut self, w: &World, _out: &mut Vec<Action>) {
         let mut e = Engine::new(w.rqs.len() as u32, Recorder::default());
         e.set_cpu_capacities(&Self::capacities(w));
