@@ -364,6 +364,45 @@ mod tests {
     }
 
     #[test]
+    fn completion_slots_pop_as_a_heap_would() {
+        // Re-arms, supersessions and pops in a pseudo-random order, against a plain list.
+        let mut q = EventQueue::default();
+        let mut live: Vec<Option<(u64, u64, u32)>> = vec![None; 9];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut now = 0;
+        for _ in 0..20_000 {
+            if rnd(3) == 0 {
+                let want = live
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(c, e)| e.map(|(t, s, g)| (t, s, c, g)))
+                    .min();
+                match q.pop() {
+                    Some((t, Ev::Done(c, g))) => {
+                        let (wt, _, wc, wg) = want.expect("a completion was pending");
+                        assert_eq!((t, c, g), (wt, wc as u32, wg));
+                        live[c as usize] = None;
+                        now = t;
+                    }
+                    other => assert!(want.is_none(), "popped {other:?}"),
+                }
+            } else {
+                let c = rnd(9) as u32;
+                let t = now + rnd(50);
+                let g = rnd(1000) as u32;
+                q.push(t, Ev::Done(c, g));
+                live[c as usize] = Some((t, q.seq, g));
+            }
+        }
+    }
+
+    #[test]
     fn ticks_keep_their_order_across_the_ring_growing_and_wrapping() {
         let mut q = EventQueue::default();
         let mut want = Vec::new();

@@ -112,8 +112,9 @@ pub struct Sim {
     /// CPUs whose completion a hook charge re-armed in this event: queued at its end unless
     /// a later arm superseded it (`Self::arm_late`).
     late: u64,
-    /// Per CPU: the sequence number and generation of its completion in `late`.
-    late_arm: Vec<(u64, u32)>,
+    /// Per CPU: the sequence number and generation of its completion in `late` (an array, as
+    /// CPU masks are 64 bits wide: indexing it needs no bounds check on the charge path).
+    late_arm: [(u64, u32); 64],
     scratch: Vec<TaskIdx>,
     vsync_period: Option<u64>,
     deadline_ns: u64,

@@ -149,30 +149,24 @@ impl SuperPass {
     }
 
     /// The core event the kernel hooks would report for simulator lock event `ev`, with TIDs
-    /// for task indices. Inline, so its match merges with the visibility filter's on the
-    /// lock-event hook.
+    /// for task indices; `hinted` says whether its lock is an owner-hinted futex. Inline, so
+    /// its match merges with the visibility filter's on the lock-event hook.
     #[inline]
-    pub fn core_event(w: &World, ev: LockEvent) -> Event {
+    pub fn core_event(w: &World, ev: LockEvent, hinted: bool) -> Event {
         let tid = |t| Self::tid(w, t);
-        let hinted = |l: u32| w.lock_vis[l as usize] == Visibility::Hinted;
         match ev {
             // An owner-hinted futex, as the module's futex probes report it: the hint at
             // futex_wait_start (every hint names a live thread of the app here), the end at
             // futex_wait_end, and a wake that passes a queued tracked waiter over.
-            LockEvent::WaitStart {
-                waiter,
-                lock,
-                owner,
-                ..
-            } if hinted(lock) => Event::FutexWait {
+            LockEvent::WaitStart { waiter, owner, .. } if hinted => Event::FutexWait {
                 waiter: tid(waiter),
                 owner: owner.map_or(0, tid),
                 valid: owner.is_some(),
             },
-            LockEvent::WaitFinish { waiter, lock, .. } if hinted(lock) => {
+            LockEvent::WaitFinish { waiter, .. } if hinted => {
                 Event::from_hook_futex_wait_end(tid(waiter))
             }
-            LockEvent::Woken { lock, tid: t } if hinted(lock) => {
+            LockEvent::Woken { lock, tid: t } if hinted => {
                 let queued = w.locks[lock as usize]
                     .waiters()
                     .find(|&q| {
@@ -437,12 +431,12 @@ impl Policy for SuperPass {
     }
 
     fn lock_event(&mut self, w: &World, cpu: u32, ev: LockEvent, out: &mut Vec<Action>) {
-        if !visible(w, self.device, ev) {
+        let lock = ev.lock();
+        if !visible(w, self.device, ev, lock) {
             return; // no hook fires for it
         }
-        let lock = ev.lock();
-        let kernel = w.lock_vis[lock as usize] == Visibility::Kernel;
-        if kernel && !self.probes.sees(w, ev) {
+        let vis = w.lock_vis[lock as usize];
+        if vis == Visibility::Kernel && !self.probes.sees(w, ev) {
             return; // its hook is detached
         }
         self.hook(cpu, out);
@@ -458,7 +452,8 @@ impl Policy for SuperPass {
                 self.lock_seen(w, waiter, lock, owner);
             }
         }
-        let a = self.handle(w.now, Self::core_event(w, ev));
+        // An owner-hinted futex's events get here on a hinting device only (`visible`).
+        let a = self.handle(w.now, Self::core_event(w, ev, vis == Visibility::Hinted));
         self.place(w, a, out);
         self.drain(w, out);
         self.refresh_probes(w.now);

@@ -158,7 +158,7 @@ impl Sim {
             lock_hooks,
             idle: if nr >= 64 { u64::MAX } else { (1u64 << nr) - 1 },
             late: 0,
-            late_arm: vec![(0, 0); nr],
+            late_arm: [(0, 0); 64],
             scratch: Vec::with_capacity(16),
             vsync_period: sc.vsync_hz.map(|hz| (1e9 / hz) as u64),
             deadline_ns: sc

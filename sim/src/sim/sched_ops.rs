@@ -97,7 +97,7 @@ impl Sim {
         let rq = &mut self.w.rqs[cpu as usize];
         rq.gen = rq.gen.wrapping_add(1);
         let gen = rq.gen;
-        self.late_arm[cpu as usize] = (self.q.reserve(), gen);
+        self.late_arm[cpu as usize % 64] = (self.q.reserve(), gen);
         self.late |= 1 << cpu;
     }
 
@@ -111,7 +111,7 @@ impl Sim {
             let cpu = m.trailing_zeros();
             m &= m - 1;
             let rq = &self.w.rqs[cpu as usize];
-            let (seq, gen) = self.late_arm[cpu as usize];
+            let (seq, gen) = self.late_arm[cpu as usize % 64];
             if rq.gen != gen {
                 continue;
             }
