@@ -295,6 +295,10 @@ impl Sim {
     /// change no task, and a `Charge` accounts a CPU's running task, which is not queued
     /// (the CPU being picked for has none running while it picks).
     fn apply_changed(&mut self) -> bool {
+        if let [] | [Action::Charge(..)] = self.out[..] {
+            self.apply();
+            return false;
+        }
         let changed = self
             .out
             .iter()
@@ -350,8 +354,23 @@ impl Sim {
         // instead of at the tick. (Accounting at an instant already accounted changes
         // nothing.)
         if self.w.rqs[c as usize].last_update != self.w.now {
-            self.account(c, false);
+            return self.charge_accounting(c, ns);
         }
+        self.add_charge(c, ns);
+    }
+
+    /// [`Self::charge`] on a CPU not yet accounted at this instant. Apart, so the usual
+    /// charge (most come at an instant already accounted) makes no call and saves no
+    /// registers.
+    #[inline(never)]
+    fn charge_accounting(&mut self, c: u32, ns: u64) {
+        self.account(c, false);
+        self.add_charge(c, ns);
+    }
+
+    /// The debt part of [`Self::charge`].
+    #[inline(always)]
+    fn add_charge(&mut self, c: u32, ns: u64) {
         let rq = &mut self.w.rqs[c as usize];
         rq.debt += ns;
         rq.policy_ns += ns;

@@ -50,7 +50,9 @@ impl ProbeView {
     }
 
     /// Whether the hook reporting kernel-lock event `ev` fires at `now`; keeps the reader
-    /// record as the reader hooks do.
+    /// record as the reader hooks do. Inline (it runs on every kernel-lock event), with the
+    /// record's upkeep out of line.
+    #[inline]
     pub fn sees(&mut self, w: &World, ev: LockEvent) -> bool {
         if let Some((at, g)) = self.pending {
             if w.now >= at {
@@ -65,14 +67,14 @@ impl ProbeView {
             LockEvent::ReaderAcquired { lock, tid } => {
                 let on = self.attached & READERS != 0;
                 if on {
-                    self.recorded.push((lock, tid));
+                    self.record(lock, tid);
                 }
                 on
             }
             LockEvent::ReaderReleased { lock, tid } => {
                 let on = self.attached & READERS != 0;
                 if on {
-                    self.recorded.retain(|&e| e != (lock, tid));
+                    self.forget(lock, tid);
                 }
                 on
             }
@@ -81,6 +83,18 @@ impl ProbeView {
                 self.attached & OWNERS != 0 || contended_mutex_release(&w.locks[lock as usize])
             }
         }
+    }
+
+    /// Adds reader `tid` of `lock` to the record.
+    #[inline(never)]
+    fn record(&mut self, lock: u32, tid: TaskIdx) {
+        self.recorded.push((lock, tid));
+    }
+
+    /// Takes reader `tid` of `lock` out of the record.
+    #[inline(never)]
+    fn forget(&mut self, lock: u32, tid: TaskIdx) {
+        self.recorded.retain(|&e| e != (lock, tid));
     }
 
     /// The readers of `lock` in the record, but `skip`.
