@@ -65,9 +65,8 @@ struct Slots {
     /// Index of the earliest slot (meaningless while `keys` is empty, or while `stale`).
     min: usize,
     /// Whether `min` must be found again before the next `peek`: the earliest slot was
-    /// taken or moved later. An event takes one completion and re-arms its CPU several
-    /// times (every hook charge re-arms), so one scan before the next pop replaces a scan
-    /// at each of those.
+    /// taken or moved later. An event takes one completion and may re-arm its CPU and
+    /// others, so one scan before the next pop replaces a scan at each of those.
     stale: bool,
 }
 
