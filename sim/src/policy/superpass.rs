@@ -214,7 +214,7 @@ impl SuperPass {
     }
 
     /// Hands `ev` to the engine, as the module's hooks do, and records it when asked to.
-    #[inline]
+    #[inline(always)]
     fn handle(&mut self, now: Nanos, ev: Event) -> Answer {
         let Some(e) = self.engine.as_mut() else {
             return Answer::None;
