@@ -642,11 +642,20 @@ impl Sim {
     #[inline(never)]
     fn pull_misfit(&mut self) -> bool {
         let cap = |s: &Self, c: u32| s.w.rqs[c as usize].cap;
-        let mut srcs: Vec<u32> = (0..self.w.rqs.len() as u32)
-            .filter(|&c| self.idle & (1 << c) == 0)
-            .collect();
-        srcs.sort_by_key(|&c| (cap(self, c), c));
-        for src in srcs {
+        // On the stack, and the candidates below unlisted: SuperPass asks here at many
+        // events while it holds a grant, and allocating cost more than the search.
+        let mut busy = [0u32; 64];
+        let mut n = 0;
+        for c in 0..self.w.rqs.len() as u32 {
+            if self.idle & (1 << c) == 0 {
+                busy[n] = c;
+                n += 1;
+            }
+        }
+        let srcs = &mut busy[..n];
+        // The keys are distinct, so this is the order a stable sort gives.
+        srcs.sort_unstable_by_key(|&c| (cap(self, c), c));
+        for &src in srcs.iter() {
             let faster = bits(self.idle)
                 .filter(|&c| cap(self, c) > cap(self, src))
                 .fold(0u64, |m, c| m | 1 << c);
@@ -657,18 +666,22 @@ impl Sim {
             if rq.donor.is_some_and(|d| Some(d) != rq.curr) {
                 continue; // proxy execution: leave the scheduling context alone
             }
-            let cands: Vec<TaskIdx> = rq.curr.into_iter().chain(rq.fair.iter().copied()).collect();
-            for t in cands {
-                let task = &self.w.tasks[t as usize];
-                if !matches!(task.state, State::Running | State::Runnable) || task.eff.is_rt() {
-                    continue;
-                }
-                let to = self
-                    .policy
-                    .misfit_targets(&self.w, t, src, faster & task.allowed);
-                let Some(dst) = bits(to).max_by_key(|&c| (cap(self, c), u32::MAX - c)) else {
-                    continue;
-                };
+            let found = rq
+                .curr
+                .into_iter()
+                .chain(rq.fair.iter().copied())
+                .find_map(|t| {
+                    let task = &self.w.tasks[t as usize];
+                    if !matches!(task.state, State::Running | State::Runnable) || task.eff.is_rt() {
+                        return None;
+                    }
+                    let to = self
+                        .policy
+                        .misfit_targets(&self.w, t, src, faster & task.allowed);
+                    let dst = bits(to).max_by_key(|&c| (cap(self, c), u32::MAX - c))?;
+                    Some((t, dst))
+                });
+            if let Some((t, dst)) = found {
                 self.migrate_misfit(t, src, dst);
                 return true;
             }
