@@ -62,8 +62,12 @@ const NONE: u128 = u128::MAX;
 struct Slots {
     /// Per index: the event's key (`NONE` if none) and its payload.
     keys: Vec<(u128, u32)>,
-    /// Index of the earliest slot (meaningless while `keys` is empty).
+    /// Index of the earliest slot (meaningless while `keys` is empty, or while `stale`).
     min: usize,
+    /// Whether `min` must be found again before the next `peek`: the earliest slot was
+    /// taken or moved later. An event takes one completion and may re-arm its CPU and
+    /// others, so one scan before the next pop replaces a scan at each of those.
+    stale: bool,
 }
 
 impl Slots {
@@ -74,13 +78,17 @@ impl Slots {
         if i >= self.keys.len() {
             self.grow(i + 1);
         }
+        if self.stale {
+            self.keys[i] = (key, data);
+            return;
+        }
         let min_key = self.keys[self.min].0;
         self.keys[i] = (key, data);
         if key < min_key {
             self.min = i;
         } else if i == self.min {
             // The earliest slot moved later: another may be earlier now.
-            self.rescan();
+            self.stale = true;
         }
     }
 
@@ -108,16 +116,22 @@ impl Slots {
     }
 
     /// The earliest key (`NONE` if all are empty).
-    fn peek(&self) -> u128 {
+    #[inline(always)]
+    fn peek(&mut self) -> u128 {
+        if self.stale {
+            self.stale = false;
+            self.rescan();
+        }
         self.keys.get(self.min).map_or(NONE, |d| d.0)
     }
 
-    /// Empties the earliest slot: (index, key, payload).
+    /// Empties the earliest slot (just peeked): (index, key, payload).
+    #[inline(always)]
     fn take_min(&mut self) -> (usize, u128, u32) {
         let i = self.min;
         let (key, data) = self.keys[i];
         self.keys[i].0 = NONE;
-        self.rescan();
+        self.stale = true;
         (i, key, data)
     }
 
@@ -252,6 +266,22 @@ impl EventQueue {
         }
     }
 
+    /// Takes the sequence number of an event pushed later with [`Self::push_reserved`]: it
+    /// is ordered as if pushed now.
+    #[inline(always)]
+    pub fn reserve(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Schedules `cpu`'s completion of generation `gen` at time `t`, ordered by a sequence
+    /// number from [`Self::reserve`].
+    #[inline(always)]
+    pub fn push_reserved(&mut self, t: u64, seq: u64, cpu: u32, gen: u32) {
+        let key = (t as u128) << 64 | seq as u128;
+        self.done.set(cpu as usize, key, gen);
+    }
+
     /// The earliest event, ties in push order. Always inlined: the event loop is its one hot
     /// caller, and out of line it cost a call and register saves per event.
     #[inline(always)]
@@ -330,6 +360,45 @@ mod tests {
             ]
         );
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn completion_slots_pop_as_a_heap_would() {
+        // Re-arms, supersessions and pops in a pseudo-random order, against a plain list.
+        let mut q = EventQueue::default();
+        let mut live: Vec<Option<(u64, u64, u32)>> = vec![None; 9];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut now = 0;
+        for _ in 0..20_000 {
+            if rnd(3) == 0 {
+                let want = live
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(c, e)| e.map(|(t, s, g)| (t, s, c, g)))
+                    .min();
+                match q.pop() {
+                    Some((t, Ev::Done(c, g))) => {
+                        let (wt, _, wc, wg) = want.expect("a completion was pending");
+                        assert_eq!((t, c, g), (wt, wc as u32, wg));
+                        live[c as usize] = None;
+                        now = t;
+                    }
+                    other => assert!(want.is_none(), "popped {other:?}"),
+                }
+            } else {
+                let c = rnd(9) as u32;
+                let t = now + rnd(50);
+                let g = rnd(1000) as u32;
+                q.push(t, Ev::Done(c, g));
+                live[c as usize] = Some((t, q.seq, g));
+            }
+        }
     }
 
     #[test]

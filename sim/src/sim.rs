@@ -103,8 +103,18 @@ pub struct Sim {
     queued: u32,
     /// CPUs whose `fair` or `rt` list is not empty (balancing scans only these).
     queued_on: u64,
+    /// The policy's [`Policy::sched_hooks`].
+    sched_hooks: bool,
+    /// The policy's [`Policy::lock_hooks`].
+    lock_hooks: bool,
     /// CPUs with nothing current (`World::idle_mask`, kept up to date where `curr` changes).
     idle: u64,
+    /// CPUs whose completion a hook charge re-armed in this event: queued at its end unless
+    /// a later arm superseded it (`Self::arm_late`).
+    late: u64,
+    /// Per CPU: the sequence number and generation of its completion in `late` (an array, as
+    /// CPU masks are 64 bits wide: indexing it needs no bounds check on the charge path).
+    late_arm: [(u64, u32); 64],
     scratch: Vec<TaskIdx>,
     vsync_period: Option<u64>,
     deadline_ns: u64,
@@ -171,6 +181,9 @@ impl Sim {
                 Ev::End => break,
             }
             self.flush();
+            if self.late != 0 {
+                self.queue_late();
+            }
             if !self.active.is_empty() {
                 self.refresh_waits();
             }
@@ -200,7 +213,7 @@ impl Sim {
         self.q.push(now + self.w.tick_ns, Ev::Tick(cpu));
         self.update_curr(cpu);
         let rq = &self.w.rqs[cpu as usize];
-        if let Some(c) = rq.curr {
+        if let (Some(c), true) = (rq.curr, self.sched_hooks) {
             if self.policy.tick(&self.w, cpu, c, &mut self.out) {
                 self.resched(cpu);
             }
@@ -282,6 +295,10 @@ impl Sim {
     /// change no task, and a `Charge` accounts a CPU's running task, which is not queued
     /// (the CPU being picked for has none running while it picks).
     fn apply_changed(&mut self) -> bool {
+        if let [] | [Action::Charge(..)] = self.out[..] {
+            self.apply();
+            return false;
+        }
         let changed = self
             .out
             .iter()
@@ -290,20 +307,21 @@ impl Sim {
         changed
     }
 
-    /// Applies the actions a policy pushed (usually none: checked inline, without a call).
+    /// Applies the actions a policy pushed: usually none, or a lone hook charge, both told
+    /// apart inline so the charge is a direct call without the action loop's frame.
     #[inline(always)]
     fn apply(&mut self) {
-        if !self.out.is_empty() {
-            self.apply_actions();
+        match self.out[..] {
+            [] => {}
+            [Action::Charge(c, ns)] => {
+                self.out.clear();
+                self.charge(c, ns);
+            }
+            _ => self.apply_actions(),
         }
     }
 
     fn apply_actions(&mut self) {
-        // Nearly always a single hook charge: applied without the loop.
-        if let [Action::Charge(c, ns)] = self.out[..] {
-            self.out.clear();
-            return self.charge(c, ns);
-        }
         while let Some(a) = self.out.pop() {
             match a {
                 Action::SetEff(t, s) => self.set_eff(t, s),
@@ -328,7 +346,7 @@ impl Sim {
     }
 
     /// Charges `ns` of a policy's work to CPU `c` (`Action::Charge`).
-    #[inline(always)]
+    #[inline(never)]
     fn charge(&mut self, c: u32, ns: u64) {
         // Account the time before the charge first, so the debt delays only what remains.
         // No slice-expiry check here: a hook running does not make the kernel re-evaluate
@@ -336,13 +354,28 @@ impl Sim {
         // instead of at the tick. (Accounting at an instant already accounted changes
         // nothing.)
         if self.w.rqs[c as usize].last_update != self.w.now {
-            self.account(c, false);
+            return self.charge_accounting(c, ns);
         }
+        self.add_charge(c, ns);
+    }
+
+    /// [`Self::charge`] on a CPU not yet accounted at this instant. Apart, so the usual
+    /// charge (most come at an instant already accounted) makes no call and saves no
+    /// registers.
+    #[inline(never)]
+    fn charge_accounting(&mut self, c: u32, ns: u64) {
+        self.account(c, false);
+        self.add_charge(c, ns);
+    }
+
+    /// The debt part of [`Self::charge`].
+    #[inline(always)]
+    fn add_charge(&mut self, c: u32, ns: u64) {
         let rq = &mut self.w.rqs[c as usize];
         rq.debt += ns;
         rq.policy_ns += ns;
         if rq.curr.is_some() {
-            self.arm(c);
+            self.arm_late(c);
         }
     }
 

@@ -10,4 +10,8 @@ impl Policy for Default {
     fn name(&self) -> &'static str {
         "default"
     }
+
+    fn lock_hooks(&self) -> bool {
+        false
+    }
 }

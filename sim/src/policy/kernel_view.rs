@@ -31,10 +31,10 @@ fn critical(w: &World, t: u32) -> bool {
     matches!(w.task(t).role, ThreadRole::Ui | ThreadRole::Render)
 }
 
-/// Whether a kernel hook reports `ev` on `dev`. Inline: it runs on every lock event.
+/// Whether a kernel hook reports `ev`, an event on `lock`, on `dev`. Inline: it runs on
+/// every lock event.
 #[inline]
-pub fn visible(w: &World, dev: Device, ev: LockEvent) -> bool {
-    let lock = ev.lock();
+pub fn visible(w: &World, dev: Device, ev: LockEvent, lock: u32) -> bool {
     let vis = match (w.lock_vis[lock as usize], dev) {
         (Visibility::Hinted, Device::Stock) => Visibility::Hidden,
         (v, _) => v,

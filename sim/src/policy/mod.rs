@@ -143,6 +143,20 @@ pub trait Policy: Send {
     /// Called once before the run; may promote threads.
     fn setup(&mut self, _w: &World, _out: &mut Vec<Action>) {}
 
+    /// Whether [`Self::lock_event`] does anything: the simulator does not call it for a policy
+    /// that answers no.
+    fn lock_hooks(&self) -> bool {
+        true
+    }
+
+    /// Whether the scheduler hooks ([`Self::enqueue`], [`Self::dequeue`],
+    /// [`Self::pick_fair`], [`Self::should_preempt`], [`Self::select_cpu`], [`Self::tick`])
+    /// do anything: the simulator does not call them for a policy that answers no (the
+    /// default; they are the hottest calls, a few per event).
+    fn sched_hooks(&self) -> bool {
+        false
+    }
+
     /// A lock event on `cpu`.
     fn lock_event(&mut self, _w: &World, _cpu: u32, _ev: LockEvent, _out: &mut Vec<Action>) {}
 

@@ -28,34 +28,64 @@ use superpass_core::Nanos;
 pub const ATTACH_LATENCY_NS: Nanos = 200_000;
 
 /// The attached probe groups and the reader record, as the module keeps them.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ProbeView {
     attached: u32,
     /// Groups being attached, and when they start firing.
     pending: Option<(Nanos, u32)>,
     /// When the module's work item asks the engine again while any group is attached.
     recheck_at: Nanos,
+    /// `recheck_at` while any group is attached, else never: [`Self::recheck_due`], asked at
+    /// every hook, in one compare.
+    due: Nanos,
     /// (lock, reader) entries of the reader record.
     recorded: Vec<(u32, TaskIdx)>,
+}
+
+impl Default for ProbeView {
+    fn default() -> Self {
+        ProbeView {
+            attached: 0,
+            pending: None,
+            recheck_at: 0,
+            due: Nanos::MAX,
+            recorded: Vec::new(),
+        }
+    }
 }
 
 impl ProbeView {
     /// Every group attached, as right after the module loads (the engine then detaches what
     /// it does not want at its first answer).
     pub fn all_attached() -> Self {
-        ProbeView {
+        let mut v = ProbeView {
             attached: OWNERS | READERS,
             ..Self::default()
-        }
+        };
+        v.set_due();
+        v
+    }
+
+    /// Keeps `due` in step with `attached` and `recheck_at`.
+    #[inline(always)]
+    fn set_due(&mut self) {
+        self.due = if self.attached != 0 {
+            self.recheck_at
+        } else {
+            Nanos::MAX
+        };
     }
 
     /// Whether the hook reporting kernel-lock event `ev` fires at `now`; keeps the reader
-    /// record as the reader hooks do.
+    /// record as the reader hooks do. Inline (it runs on every kernel-lock event), with the
+    /// record's upkeep out of line.
+    #[inline]
     pub fn sees(&mut self, w: &World, ev: LockEvent) -> bool {
         if let Some((at, g)) = self.pending {
             if w.now >= at {
                 self.attached |= g;
                 self.pending = None;
+                self.set_due();
             }
         }
         match ev {
@@ -65,14 +95,14 @@ impl ProbeView {
             LockEvent::ReaderAcquired { lock, tid } => {
                 let on = self.attached & READERS != 0;
                 if on {
-                    self.recorded.push((lock, tid));
+                    self.record(lock, tid);
                 }
                 on
             }
             LockEvent::ReaderReleased { lock, tid } => {
                 let on = self.attached & READERS != 0;
                 if on {
-                    self.recorded.retain(|&e| e != (lock, tid));
+                    self.forget(lock, tid);
                 }
                 on
             }
@@ -81,6 +111,18 @@ impl ProbeView {
                 self.attached & OWNERS != 0 || contended_mutex_release(&w.locks[lock as usize])
             }
         }
+    }
+
+    /// Adds reader `tid` of `lock` to the record.
+    #[inline(never)]
+    fn record(&mut self, lock: u32, tid: TaskIdx) {
+        self.recorded.push((lock, tid));
+    }
+
+    /// Takes reader `tid` of `lock` out of the record.
+    #[inline(never)]
+    fn forget(&mut self, lock: u32, tid: TaskIdx) {
+        self.recorded.retain(|&e| e != (lock, tid));
     }
 
     /// The readers of `lock` in the record, but `skip`.
@@ -94,7 +136,7 @@ impl ProbeView {
     /// Whether the module's work item would ask the engine again at `now`.
     #[inline(always)]
     pub fn recheck_due(&self, now: Nanos) -> bool {
-        self.attached != 0 && now >= self.recheck_at
+        now >= self.due
     }
 
     /// Applies the engine's answer `wanted` at `now`: a rise attaches after
@@ -121,6 +163,7 @@ impl ProbeView {
         if self.attached != 0 && now >= self.recheck_at {
             self.recheck_at = now + linger / 2;
         }
+        self.set_due();
     }
 }
 

@@ -38,6 +38,10 @@ impl Policy for Proxy {
         }
     }
 
+    fn lock_hooks(&self) -> bool {
+        false
+    }
+
     fn blocks_in_place(&self, kind: LockKind) -> bool {
         kind == LockKind::Mutex
     }

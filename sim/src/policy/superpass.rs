@@ -51,7 +51,8 @@ impl Observer for Recorder {
 
 /// The SuperPass policy.
 pub struct SuperPass {
-    engine: Option<Engine<Recorder>>,
+    /// The engine (a placeholder until `setup` builds the run's; no hook comes before it).
+    engine: Engine<Recorder>,
     /// Task index by tid (`Tid` → position), for mapping the engine's answers back.
     idx: TidIndex,
     hook_ns: u64,
@@ -102,7 +103,7 @@ impl SuperPass {
     /// SuperPass with default tunables and [`HOOK_NS`] per hook call.
     pub fn new() -> Self {
         SuperPass {
-            engine: None,
+            engine: Engine::new(1, Recorder::default()),
             idx: TidIndex::default(),
             hook_ns: HOOK_NS,
             calls: 0,
@@ -149,30 +150,24 @@ impl SuperPass {
     }
 
     /// The core event the kernel hooks would report for simulator lock event `ev`, with TIDs
-    /// for task indices. Inline, so its match merges with the visibility filter's on the
-    /// lock-event hook.
+    /// for task indices; `hinted` says whether its lock is an owner-hinted futex. Inline, so
+    /// its match merges with the visibility filter's on the lock-event hook.
     #[inline]
-    pub fn core_event(w: &World, ev: LockEvent) -> Event {
+    pub fn core_event(w: &World, ev: LockEvent, hinted: bool) -> Event {
         let tid = |t| Self::tid(w, t);
-        let hinted = |l: u32| w.lock_vis[l as usize] == Visibility::Hinted;
         match ev {
             // An owner-hinted futex, as the module's futex probes report it: the hint at
             // futex_wait_start (every hint names a live thread of the app here), the end at
             // futex_wait_end, and a wake that passes a queued tracked waiter over.
-            LockEvent::WaitStart {
-                waiter,
-                lock,
-                owner,
-                ..
-            } if hinted(lock) => Event::FutexWait {
+            LockEvent::WaitStart { waiter, owner, .. } if hinted => Event::FutexWait {
                 waiter: tid(waiter),
                 owner: owner.map_or(0, tid),
                 valid: owner.is_some(),
             },
-            LockEvent::WaitFinish { waiter, lock, .. } if hinted(lock) => {
+            LockEvent::WaitFinish { waiter, .. } if hinted => {
                 Event::from_hook_futex_wait_end(tid(waiter))
             }
-            LockEvent::Woken { lock, tid: t } if hinted(lock) => {
+            LockEvent::Woken { lock, tid: t } if hinted => {
                 let queued = w.locks[lock as usize]
                     .waiters()
                     .find(|&q| {
@@ -220,12 +215,9 @@ impl SuperPass {
     }
 
     /// Hands `ev` to the engine, as the module's hooks do, and records it when asked to.
-    #[inline]
+    #[inline(always)]
     fn handle(&mut self, now: Nanos, ev: Event) -> Answer {
-        let Some(e) = self.engine.as_mut() else {
-            return Answer::None;
-        };
-        let a = e.handle(now, ev);
+        let a = self.engine.handle(now, ev);
         if let Some(log) = &self.log {
             log.lock()
                 .expect("event log")
@@ -236,11 +228,8 @@ impl SuperPass {
 
     /// Tells the engine the CPU `waiter`'s wait starts on, as the module's wait probes do.
     fn wait_cpu(&mut self, w: &World, waiter: TaskIdx) {
-        let Some(e) = self.engine.as_mut() else {
-            return;
-        };
         let (tid, cpu) = (Self::tid(w, waiter), w.task(waiter).cpu);
-        e.wait_cpu(tid, cpu);
+        self.engine.wait_cpu(tid, cpu);
         if let Some(log) = &self.log {
             log.lock()
                 .expect("event log")
@@ -251,10 +240,7 @@ impl SuperPass {
     /// Tells the engine an rwsem's holders as the module sees them before a wait on it: the
     /// writer, or else the readers its record holds.
     fn lock_seen(&mut self, w: &World, waiter: TaskIdx, lock: u32, writer: Option<TaskIdx>) {
-        let Some(e) = self.engine.as_mut() else {
-            return;
-        };
-        if !e.may_track(Self::tid(w, waiter)) {
+        if !self.engine.may_track(Self::tid(w, waiter)) {
             return; // the probe's lane filter turns it away
         }
         let owner = writer.map_or(0, |t| Self::tid(w, t));
@@ -266,7 +252,7 @@ impl SuperPass {
                 .map(|t| Self::tid(w, t))
                 .collect()
         };
-        e.lock_seen(w.now, lock_id(lock), owner, &readers);
+        self.engine.lock_seen(w.now, lock_id(lock), owner, &readers);
         if let Some(log) = &self.log {
             let lock = lock_id(lock);
             log.lock().expect("event log").push((
@@ -283,11 +269,9 @@ impl SuperPass {
     /// Asks the engine which probe groups it wants, as the module does after each call into
     /// it and at its work item's rechecks.
     fn refresh_probes(&mut self, now: Nanos) {
-        if let Some(e) = self.engine.as_mut() {
-            let linger = e.tunables().probe_linger_ns;
-            let wanted = e.probes_wanted(now);
-            self.probes.update(now, wanted, linger);
-        }
+        let linger = self.engine.tunables().probe_linger_ns;
+        let wanted = self.engine.probes_wanted(now);
+        self.probes.update(now, wanted, linger);
     }
 
     /// Locates newly boosted tasks that already sit on a runqueue, as the module does when
@@ -339,11 +323,7 @@ impl SuperPass {
     /// Inline, so the common case (no boost changes) costs no call on every hook.
     #[inline(always)]
     fn drain(&mut self, w: &World, out: &mut Vec<Action>) {
-        if self
-            .engine
-            .as_ref()
-            .is_some_and(|e| !e.observer().events.is_empty())
-        {
+        if !self.engine.observer().events.is_empty() {
             self.drain_events(w, out);
         }
         if self.probes.recheck_due(w.now) {
@@ -353,10 +333,7 @@ impl SuperPass {
 
     #[cold]
     fn drain_events(&mut self, w: &World, out: &mut Vec<Action>) {
-        let Some(e) = self.engine.as_mut() else {
-            return;
-        };
-        let evs = std::mem::take(&mut e.observer_mut().events);
+        let evs = std::mem::take(&mut self.engine.observer_mut().events);
         for &(tid, on) in &evs {
             let Some(&i) = self.idx.get(&tid) else {
                 continue;
@@ -369,9 +346,7 @@ impl SuperPass {
         }
         let mut evs = evs;
         evs.clear();
-        if let Some(e) = self.engine.as_mut() {
-            e.observer_mut().events = evs;
-        }
+        self.engine.observer_mut().events = evs;
         // A boost raises the owner probes' want, as the module's publish after the call does.
         self.refresh_probes(w.now);
     }
@@ -422,6 +397,10 @@ impl Policy for SuperPass {
         }
     }
 
+    fn sched_hooks(&self) -> bool {
+        true
+    }
+
     fn setup(&mut self, w: &World, _out: &mut Vec<Action>) {
         let mut e = Engine::new(w.rqs.len() as u32, Recorder::default());
         e.set_cpu_capacities(&Self::capacities(w));
@@ -429,16 +408,16 @@ impl Policy for SuperPass {
             .expect("critical set fits the default tunables");
         e.set_enabled(w.now, true);
         self.idx = TidIndex::new(w.tasks.iter().map(|t| t.tid));
-        self.engine = Some(e);
+        self.engine = e;
     }
 
     fn lock_event(&mut self, w: &World, cpu: u32, ev: LockEvent, out: &mut Vec<Action>) {
-        if !visible(w, self.device, ev) {
+        let lock = ev.lock();
+        if !visible(w, self.device, ev, lock) {
             return; // no hook fires for it
         }
-        let lock = ev.lock();
-        let kernel = w.lock_vis[lock as usize] == Visibility::Kernel;
-        if kernel && !self.probes.sees(w, ev) {
+        let vis = w.lock_vis[lock as usize];
+        if vis == Visibility::Kernel && !self.probes.sees(w, ev) {
             return; // its hook is detached
         }
         self.hook(cpu, out);
@@ -454,7 +433,8 @@ impl Policy for SuperPass {
                 self.lock_seen(w, waiter, lock, owner);
             }
         }
-        let a = self.handle(w.now, Self::core_event(w, ev));
+        // An owner-hinted futex's events get here on a hinting device only (`visible`).
+        let a = self.handle(w.now, Self::core_event(w, ev, vis == Visibility::Hinted));
         self.place(w, a, out);
         self.drain(w, out);
         self.refresh_probes(w.now);
@@ -475,10 +455,7 @@ impl Policy for SuperPass {
         // The module's dequeue probe reports a sleep (DEQUEUE_SLEEP) of a task in the
         // engine's woken lanes.
         if matches!(w.task(t).state, State::Blocked(_))
-            && self
-                .engine
-                .as_ref()
-                .is_some_and(|e| e.woken_lanes() & (1 << (tid as u32 % 64)) != 0)
+            && self.engine.woken_lanes() & (1 << (tid as u32 % 64)) != 0
         {
             let a = self.handle(w.now, Event::WaiterSlept { tid });
             self.place(w, a, out);
@@ -559,35 +536,28 @@ impl Policy for SuperPass {
     }
 
     fn misfit_targets(&self, w: &World, t: TaskIdx, cpu: u32, faster: u64, running: bool) -> u64 {
-        self.engine.as_ref().map_or(0, |e| {
-            e.misfit_targets(Self::tid(w, t), cpu, faster, running)
-        })
+        self.engine
+            .misfit_targets(Self::tid(w, t), cpu, faster, running)
     }
 
     fn helps(&self, w: &World, t: TaskIdx) -> bool {
-        self.engine
-            .as_ref()
-            .is_some_and(|e| e.is_boosted(Self::tid(w, t)))
+        self.engine.is_boosted(Self::tid(w, t))
     }
 
     fn throttled(&self, cpu: u32) -> bool {
-        self.engine
-            .as_ref()
-            .is_some_and(|e| e.fast_track().throttled(cpu))
+        self.engine.fast_track().throttled(cpu)
     }
 
     fn stats(&self) -> PolicyStats {
         PolicyStats {
             hook_calls: self.calls,
-            boosts: self.engine.as_ref().map_or(0, |e| e.observer().grants),
-            counters: self.engine.as_ref().map_or(Vec::new(), |e| {
-                superpass_core::stats::COUNTER_NAMES
-                    .iter()
-                    .zip(e.stats().counters.iter())
-                    .filter(|(_, &v)| v != 0)
-                    .map(|(n, &v)| (n.to_string(), v))
-                    .collect()
-            }),
+            boosts: self.engine.observer().grants,
+            counters: superpass_core::stats::COUNTER_NAMES
+                .iter()
+                .zip(self.engine.stats().counters.iter())
+                .filter(|(_, &v)| v != 0)
+                .map(|(n, &v)| (n.to_string(), v))
+                .collect(),
         }
     }
 }

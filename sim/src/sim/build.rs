@@ -143,6 +143,7 @@ impl Sim {
             tick_ns: p.tick_ns,
         };
         let nt = w.tasks.len();
+        let (sched_hooks, lock_hooks) = (policy.sched_hooks(), policy.lock_hooks());
         let mut sim = Sim {
             policy,
             q: EventQueue::with_capacity(256),
@@ -153,7 +154,11 @@ impl Sim {
             resched: 0,
             queued: 0,
             queued_on: 0,
+            sched_hooks,
+            lock_hooks,
             idle: if nr >= 64 { u64::MAX } else { (1u64 << nr) - 1 },
+            late: 0,
+            late_arm: [(0, 0); 64],
             scratch: Vec::with_capacity(16),
             vsync_period: sc.vsync_hz.map(|hz| (1e9 / hz) as u64),
             deadline_ns: sc

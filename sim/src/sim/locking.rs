@@ -27,8 +27,10 @@ impl Sim {
     }
 
     pub(super) fn lock_event(&mut self, cpu: u32, ev: LockEvent) {
-        self.policy.lock_event(&self.w, cpu, ev, &mut self.out);
-        self.apply();
+        if self.lock_hooks {
+            self.policy.lock_event(&self.w, cpu, ev, &mut self.out);
+            self.apply();
+        }
     }
 
     pub(super) fn lock_kind(&self, l: u32, read: bool) -> LockKind {

@@ -82,20 +82,45 @@ impl Sim {
         let rq = &mut self.w.rqs[cpu as usize];
         rq.gen = rq.gen.wrapping_add(1);
         let Some(e) = rq.curr else { return };
-        // A task whose work is done (it ran out at this very instant, and a charge or another
-        // account re-arms before its completion is handled) completes once the CPU's debt is
-        // burned: the re-arm above superseded the completion it had.
-        let rem = self.w.tasks[e as usize].remaining;
-        let cap = rq.cap as u64;
-        // `rem.div_ceil(cap)`, by shifting for the usual power-of-two capacities.
-        let wall = if cap.is_power_of_two() {
-            (rem >> cap.trailing_zeros()) + u64::from(rem & (cap - 1) != 0)
-        } else {
-            rem.div_ceil(cap)
-        };
-        let at = self.w.now + rq.debt + wall;
+        let at = self.w.now + rq.debt + wall(self.w.tasks[e as usize].remaining, rq.cap);
         let gen = rq.gen;
         self.q.push(at, Ev::Done(cpu, gen));
+    }
+
+    /// As [`Self::arm`] for a CPU running a task, with the completion queued at the end of
+    /// the event ([`Self::queue_late`]) under the sequence number it takes now. Every hook
+    /// charge re-arms its CPU, and most are superseded by another charge or by the arm after
+    /// the CPU's next pick or op within the same event; nothing a later arm reads (the debt,
+    /// the running task, its remaining work) changes without one.
+    #[inline(always)]
+    pub(super) fn arm_late(&mut self, cpu: u32) {
+        let rq = &mut self.w.rqs[cpu as usize];
+        rq.gen = rq.gen.wrapping_add(1);
+        let gen = rq.gen;
+        self.late_arm[cpu as usize % 64] = (self.q.reserve(), gen);
+        self.late |= 1 << cpu;
+    }
+
+    /// Queues the completions [`Self::arm_late`] left for the end of the event, but those a
+    /// later arm superseded (the CPU's generation moved on; `arm` leaves `late` alone, so a
+    /// policy that never charges pays nothing for it).
+    #[inline(always)]
+    pub(super) fn queue_late(&mut self) {
+        let mut m = std::mem::take(&mut self.late);
+        while m != 0 {
+            let cpu = m.trailing_zeros();
+            m &= m - 1;
+            let rq = &self.w.rqs[cpu as usize];
+            let (seq, gen) = self.late_arm[cpu as usize % 64];
+            if rq.gen != gen {
+                continue;
+            }
+            let Some(e) = rq.curr else {
+                unreachable!("the running task changed without a re-arm");
+            };
+            let at = self.w.now + rq.debt + wall(self.w.tasks[e as usize].remaining, rq.cap);
+            self.q.push_reserved(at, seq, cpu, gen);
+        }
     }
 
     /// Marks `cpu` for a pick before this event finishes.
@@ -186,6 +211,7 @@ impl Sim {
             let rq = &self.w.rqs[cpu as usize];
             let next = match rt::pick(rq, &self.w.tasks) {
                 Some(t) => Some(t),
+                None if !self.sched_hooks => fair::pick(rq, &self.w.tasks),
                 None => {
                     let n = fair::pick(rq, &self.w.tasks);
                     let o = self.policy.pick_fair(&self.w, cpu, prev, n, &mut self.out);
@@ -369,8 +395,10 @@ impl Sim {
             rq.fair.push(t);
         }
         self.count_queued(cpu);
-        self.policy.enqueue(&self.w, cpu, t, &mut self.out);
-        self.apply();
+        if self.sched_hooks {
+            self.policy.enqueue(&self.w, cpu, t, &mut self.out);
+            self.apply();
+        }
     }
 
     /// Takes a task off its runqueue, saving its lag.
@@ -387,8 +415,10 @@ impl Sim {
         }
         task.on_rq = false;
         self.w.rqs[cpu as usize].vclock = v;
-        self.policy.dequeue(&self.w, cpu, t, &mut self.out);
-        self.apply();
+        if self.sched_hooks {
+            self.policy.dequeue(&self.w, cpu, t, &mut self.out);
+            self.apply();
+        }
     }
 
     /// The running task `t` blocks.
@@ -437,10 +467,13 @@ impl Sim {
         }
         self.update_curr(cpu);
         let pick = fair::pick(&self.w.rqs[cpu as usize], &self.w.tasks);
-        let forced = self
-            .policy
-            .should_preempt(&self.w, cpu, c, t, &mut self.out);
-        self.apply();
+        let forced = self.sched_hooks && {
+            let f = self
+                .policy
+                .should_preempt(&self.w, cpu, c, t, &mut self.out);
+            self.apply();
+            f
+        };
         if pick == Some(t) || forced {
             self.resched(cpu);
         }
@@ -455,16 +488,18 @@ impl Sim {
         if is_rt {
             return self.select_rt(t);
         }
-        if let Some(c) = self
-            .policy
-            .select_cpu(&self.w, t, prev, idle, &mut self.out)
-        {
-            self.apply();
-            if allowed & (1 << c) != 0 {
-                return c;
+        if self.sched_hooks {
+            if let Some(c) = self
+                .policy
+                .select_cpu(&self.w, t, prev, idle, &mut self.out)
+            {
+                self.apply();
+                if allowed & (1 << c) != 0 {
+                    return c;
+                }
             }
+            self.apply();
         }
-        self.apply();
         let cand = idle & allowed;
         if cand != 0 {
             if !big && cand & (1 << prev) != 0 {
@@ -607,11 +642,20 @@ impl Sim {
     #[inline(never)]
     fn pull_misfit(&mut self) -> bool {
         let cap = |s: &Self, c: u32| s.w.rqs[c as usize].cap;
-        let mut srcs: Vec<u32> = (0..self.w.rqs.len() as u32)
-            .filter(|&c| self.idle & (1 << c) == 0)
-            .collect();
-        srcs.sort_by_key(|&c| (cap(self, c), c));
-        for src in srcs {
+        // On the stack, and the candidates below unlisted: SuperPass asks here at many
+        // events while it holds a grant, and allocating cost more than the search.
+        let mut busy = [0u32; 64];
+        let mut n = 0;
+        for c in 0..self.w.rqs.len() as u32 {
+            if self.idle & (1 << c) == 0 {
+                busy[n] = c;
+                n += 1;
+            }
+        }
+        let srcs = &mut busy[..n];
+        // The keys are distinct, so this is the order a stable sort gives.
+        srcs.sort_unstable_by_key(|&c| (cap(self, c), c));
+        for &src in srcs.iter() {
             let faster = bits(self.idle)
                 .filter(|&c| cap(self, c) > cap(self, src))
                 .fold(0u64, |m, c| m | 1 << c);
@@ -622,22 +666,26 @@ impl Sim {
             if rq.donor.is_some_and(|d| Some(d) != rq.curr) {
                 continue; // proxy execution: leave the scheduling context alone
             }
-            let cands: Vec<TaskIdx> = rq.curr.into_iter().chain(rq.fair.iter().copied()).collect();
-            for t in cands {
-                let task = &self.w.tasks[t as usize];
-                if !matches!(task.state, State::Running | State::Runnable) || task.eff.is_rt() {
-                    continue;
-                }
-                let to = self.policy.misfit_targets(
-                    &self.w,
-                    t,
-                    src,
-                    faster & task.allowed,
-                    rq.curr == Some(t),
-                );
-                let Some(dst) = bits(to).max_by_key(|&c| (cap(self, c), u32::MAX - c)) else {
-                    continue;
-                };
+            let found = rq
+                .curr
+                .into_iter()
+                .chain(rq.fair.iter().copied())
+                .find_map(|t| {
+                    let task = &self.w.tasks[t as usize];
+                    if !matches!(task.state, State::Running | State::Runnable) || task.eff.is_rt() {
+                        return None;
+                    }
+                    let to = self.policy.misfit_targets(
+                        &self.w,
+                        t,
+                        src,
+                        faster & task.allowed,
+                        rq.curr == Some(t),
+                    );
+                    let dst = bits(to).max_by_key(|&c| (cap(self, c), u32::MAX - c))?;
+                    Some((t, dst))
+                });
+            if let Some((t, dst)) = found {
                 self.migrate_misfit(t, src, dst);
                 return true;
             }
@@ -733,6 +781,21 @@ impl Sim {
             }
         }
         moved
+    }
+}
+
+/// The wall time a CPU of capacity `cap` takes to retire `rem` units of work.
+#[inline(always)]
+fn wall(rem: u64, cap: u32) -> u64 {
+    // A task whose work is done (it ran out at this very instant, and a charge or another
+    // account re-arms before its completion is handled) completes once the CPU's debt is
+    // burned: the re-arm superseded the completion it had.
+    let cap = cap as u64;
+    // `rem.div_ceil(cap)`, by shifting for the usual power-of-two capacities.
+    if cap.is_power_of_two() {
+        (rem >> cap.trailing_zeros()) + u64::from(rem & (cap - 1) != 0)
+    } else {
+        rem.div_ceil(cap)
     }
 }
 
