@@ -44,6 +44,16 @@ fn engine8() -> Engine<Log> {
     e
 }
 
+/// An 8-CPU engine with these capacities whose critical thread 100 waits on CPU `cpu`, at 1 ms,
+/// for blocker 200 on mutex `L1`.
+fn waiting_on(capacities: &[u32], cpu: u32) -> Engine<Log> {
+    let mut e = engine8();
+    e.set_cpu_capacities(capacities);
+    e.wait_cpu(100, cpu);
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e
+}
+
 fn ok(e: &Engine<Log>) {
     e.check_invariants().unwrap();
 }
@@ -955,12 +965,10 @@ fn lock_operation_probes_are_wanted_while_waits_need_them_and_linger() {
 
 #[test]
 fn a_waking_blocker_goes_where_its_critical_thread_waits_then_to_the_biggest_idle_core() {
-    let mut e = engine8();
     // Little CPUs 0-3, mid 4-6, big 7.
-    e.set_cpu_capacities(&[160, 160, 160, 160, 500, 500, 500, 1024]);
-    e.wait_cpu(100, 5);
-    e.wait_cpu(300, 2); // not critical: ignored
-    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    let mut e = waiting_on(&[160, 160, 160, 160, 500, 500, 500, 1024], 5);
+    // Not critical: ignored.
+    e.wait_cpu(300, 2);
     // (idle, allowed) -> the CPU chosen.
     for (idle, allowed, want, why) in [
         (0b1010_0001, 0xff, 5, "the waiter's CPU"),
@@ -997,11 +1005,8 @@ fn a_boosted_task_gets_the_uclamp_min_boost_for_its_grant_only() {
 
 #[test]
 fn a_misfit_blocker_is_kept_off_the_cpu_its_critical_thread_waits_on_while_it_waits() {
-    let mut e = engine8();
     // CPUs 0-5 little, 6-7 big (the fast CPUs).
-    e.set_cpu_capacities(&[256, 256, 256, 256, 256, 256, 1024, 1024]);
-    e.wait_cpu(100, 6);
-    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    let mut e = waiting_on(&[256, 256, 256, 256, 256, 256, 1024, 1024], 6);
     assert!(e.misfit(200, 0), "boosted on a little CPU");
     assert!(!e.misfit(200, 7), "already on a fast CPU");
     assert!(!e.misfit(300, 0), "not boosted");
@@ -1023,13 +1028,7 @@ fn a_misfit_blocker_is_kept_off_the_cpu_its_critical_thread_waits_on_while_it_wa
     assert!(e.may_migrate(200, 0, 6, true), "a finished wait's CPU");
     assert!(!e.may_migrate(200, 0, 7, true), "the live wait's CPU");
     e.wait_finish(4 * MS, 101, L2);
-    let c = e.stats().counters;
-    assert_eq!(
-        (
-            c[Counter::MisfitMarks as usize],
-            c[Counter::MigrateVetoes as usize]
-        ),
-        (1, 2)
-    );
+    assert_eq!(e.stats().get(Counter::MisfitMarks), 1);
+    assert_eq!(e.stats().get(Counter::MigrateVetoes), 2);
     ok(&e);
 }
