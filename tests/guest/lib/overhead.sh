@@ -72,11 +72,12 @@ attached() {
 		sleep 0.1
 	done
 	echo "probe groups: want $1, $(grep attached "$calls")"
+	[ -r /tmp/ov.engage ] && sed 's/^/last engage: /' /tmp/ov.engage
 	exit 1
 }
 engage() {
 	sp-ctl set probe_linger_ns=600000000000 || exit 1
-	sp-overhead engage $crit > /dev/null || exit 1
+	sp-overhead engage $crit > /tmp/ov.engage || { cat /tmp/ov.engage; exit 1; }
 	attached 3
 }
 disengage() {
