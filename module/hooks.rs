@@ -78,14 +78,16 @@ pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
     kicks.send();
 }
 
-/// A futex wake woke `woken` while `queued` waited on the same futex: `woken` is the next
-/// blocker of any of them the engine tracks.
-pub(crate) fn futex_woken(now: Nanos, woken: Tid, queued: &[Tid]) {
+/// `waker`'s futex wake woke `woken` while `queued` waited on the same futex: `woken` is the
+/// next blocker of any of them the engine tracks, and `waker` no longer holds it.
+pub(crate) fn futex_woken(now: Nanos, woken: Tid, waker: Tid, queued: &[Tid]) {
     let mut kicks = Kicks::new();
     {
         let Some(mut g) = state::lock() else { return };
         for &q in queued.iter().filter(|&&q| q != woken) {
-            let answer = g.engine.handle(now, Event::from_hook_futex_woken(q, woken));
+            let answer = g
+                .engine
+                .handle(now, Event::from_hook_futex_woken(q, woken, waker));
             place(&mut g, answer.newly_boosted(), &mut kicks);
         }
     }

@@ -27,10 +27,10 @@ void sp_hook_rwsem_wait_start(u64 now, s32 waiter, u64 lock, u32 kind, s32 write
 void sp_hook_wait_finish(u64 now, s32 waiter, u64 lock);
 void sp_hook_owner(u64 now, u64 lock, s32 tid, bool acquired);
 void sp_hook_reader(u64 now, u64 lock, s32 tid, bool acquired);
-void sp_hook_woken(u64 now, u64 lock, s32 tid);
+void sp_hook_woken(u64 now, u64 lock, s32 tid, s32 waker);
 void sp_hook_futex_wait(u64 now, s32 waiter, s32 owner);
 void sp_hook_futex_wait_end(u64 now, s32 waiter);
-void sp_hook_futex_woken(u64 now, s32 woken, const s32 *queued, u32 n);
+void sp_hook_futex_woken(u64 now, s32 woken, s32 waker, const s32 *queued, u32 n);
 bool sp_hook_enqueue(u64 now, u32 cpu, s32 tid, void *task);
 void sp_hook_dequeue(u64 now, u32 cpu, s32 tid);
 void sp_hook_slept(u64 now, s32 tid);

@@ -203,7 +203,7 @@ void sp_probe_futex_wake_this(void *d, int ret, int nr_wake, int target_nr,
 
 	if (w->waker != current || !p)
 		return;
-	sp_hook_futex_woken(sp_now(), p->pid, w->queued, w->n);
+	sp_hook_futex_woken(sp_now(), p->pid, current->pid, w->queued, w->n);
 }
 
 void sp_probe_futex_wake_up_q_finish(void *d, int nr_wake, int target_nr)

@@ -94,7 +94,7 @@ void sp_probe_mutex_unlock_slowpath(void *d, struct mutex *lock)
 				     list);
 	t = w ? READ_ONCE(w->task) : NULL;
 	if (t)
-		sp_hook_woken(now, (u64)(unsigned long)lock, t->pid);
+		sp_hook_woken(now, (u64)(unsigned long)lock, t->pid, current->pid);
 }
 
 void sp_probe_mutex_starttime(void *d, struct mutex *lock,

@@ -267,10 +267,10 @@ pub extern "C" fn sp_hook_reader(now: u64, lock: u64, tid: i32, acquired: bool) 
     hooks::lock_event(now, Event::from_hook_reader(lock, tid, acquired));
 }
 
-/// A release of `lock` woke waiter `tid`, which takes the lock when it runs.
+/// `waker`'s release of `lock` woke waiter `tid`, which takes the lock when it runs.
 #[no_mangle]
-pub extern "C" fn sp_hook_woken(now: u64, lock: u64, tid: i32) {
-    hooks::lock_event(now, Event::WaiterWoken { lock, tid });
+pub extern "C" fn sp_hook_woken(now: u64, lock: u64, tid: i32, waker: i32) {
+    hooks::lock_event(now, Event::WaiterWoken { lock, tid, waker });
 }
 
 /// `waiter` starts a futex wait naming `owner` as the holder (an owner hint).
@@ -285,13 +285,19 @@ pub extern "C" fn sp_hook_futex_wait_end(now: u64, waiter: i32) {
     hooks::lock_event(now, Event::from_hook_futex_wait_end(waiter));
 }
 
-/// A futex wake woke `woken`; `queued[..n]` were queued on the same futex when it began.
+/// `waker`'s futex wake woke `woken`; `queued[..n]` were queued on the same futex when it began.
 ///
 /// # Safety
 ///
 /// `queued` points to `n` readable TIDs for the duration of the call.
 #[no_mangle]
-pub unsafe extern "C" fn sp_hook_futex_woken(now: u64, woken: i32, queued: *const i32, n: u32) {
+pub unsafe extern "C" fn sp_hook_futex_woken(
+    now: u64,
+    woken: i32,
+    waker: i32,
+    queued: *const i32,
+    n: u32,
+) {
     let n = (n as usize).min(superpass_core::tunables::MAX_FUTEX_SCAN);
     if queued.is_null() || n == 0 {
         return;
@@ -299,7 +305,7 @@ pub unsafe extern "C" fn sp_hook_futex_woken(now: u64, woken: i32, queued: *cons
     // SAFETY: the caller guarantees `n` readable TIDs at `queued` (n is clamped to the
     // per-CPU buffer's size); they are copied out before the call returns.
     let queued = unsafe { core::slice::from_raw_parts(queued, n) };
-    hooks::futex_woken(now, woken, queued);
+    hooks::futex_woken(now, woken, waker, queued);
 }
 
 /// Task `task` (TID `tid`) joins CPU `cpu`'s runqueue; returns true if the CPU should reschedule.

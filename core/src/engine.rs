@@ -764,14 +764,19 @@ impl<O: Observer> Engine<O> {
         out
     }
 
-    /// A release of `lock` woke `tid`, a waiter that will take the lock when it runs.
+    /// A release of `lock` by `waker` woke `tid`, a waiter that will take the lock when it runs.
     ///
-    /// If tracked waits are still on `lock`, `tid` is their next blocker and is granted now, not
-    /// when it finally gets the CPU to take the lock. Returns the task this boosted, if any.
+    /// `waker` no longer holds `lock`: grants it held for it end, as at a seen release (a futex
+    /// release is seen only through the wake it makes). If tracked waits are still on `lock`,
+    /// `tid` is their next blocker and is granted now, not when it finally gets the CPU to take
+    /// the lock. Returns the task this boosted, if any.
     #[inline]
-    pub fn waiter_woken(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Boosted {
+    pub fn waiter_woken(&mut self, now: Nanos, lock: LockId, tid: Tid, waker: Tid) -> Boosted {
         let mut out = Boosted::default();
         if self.enabled && tid > 0 && self.detector.has_waits_on(lock) {
+            if waker > 0 && self.ft.is_boosted(waker) {
+                self.ft.revoke_held(now, waker, lock, cx!(self));
+            }
             if !self.is_critical(tid) {
                 self.follow(now, lock, tid, Counter::HandoffGrants, |_| true, &mut out);
             } else {

@@ -58,12 +58,14 @@ pub enum Event {
         /// The reader.
         tid: Tid,
     },
-    /// A release of `lock` woke waiter `tid`, which takes the lock when it runs.
+    /// A release of `lock` by `waker` woke waiter `tid`, which takes the lock when it runs.
     WaiterWoken {
         /// The lock.
         lock: LockId,
         /// The woken waiter.
         tid: Tid,
+        /// The task whose release woke it (the unlock hooks run in its context); 0 if unknown.
+        waker: Tid,
     },
     /// `waiter` starts an owner-hinted futex wait: it named `owner` as the holder, and the
     /// platform checked whether that names a live thread of the waiter's process other than
@@ -158,12 +160,13 @@ impl Event {
         }
     }
 
-    /// The futex-wake hook's event: a wake of the futex that `queued` waits on woke `woken`
-    /// instead, so `woken` is `queued`'s next blocker.
-    pub fn from_hook_futex_woken(queued: Tid, woken: Tid) -> Self {
+    /// The futex-wake hook's event: `waker`'s wake of the futex that `queued` waits on woke
+    /// `woken` instead, so `woken` is `queued`'s next blocker.
+    pub fn from_hook_futex_woken(queued: Tid, woken: Tid, waker: Tid) -> Self {
         Self::WaiterWoken {
             lock: futex_wait_lock(queued),
             tid: woken,
+            waker,
         }
     }
 
@@ -255,7 +258,9 @@ impl<O: Observer> Engine<O> {
             Event::ReaderReleased { lock, tid } => {
                 Answer::boosted(self.reader_released(now, lock, tid))
             }
-            Event::WaiterWoken { lock, tid } => Answer::boosted(self.waiter_woken(now, lock, tid)),
+            Event::WaiterWoken { lock, tid, waker } => {
+                Answer::boosted(self.waiter_woken(now, lock, tid, waker))
+            }
             Event::FutexWait {
                 waiter,
                 owner,

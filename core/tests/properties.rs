@@ -452,7 +452,8 @@ impl Harness {
                         if self.w.critical.contains(&t) {
                             self.w.woken_critical.insert(t);
                         }
-                        for &b in self.e.waiter_woken(now, l, t).as_slice() {
+                        // The model does not say who released: the waker is unknown.
+                        for &b in self.e.waiter_woken(now, l, t, 0).as_slice() {
                             if let Some(&cpu) = self.w.rq.get(&b) {
                                 self.e.enqueue(now, cpu, b);
                             }

@@ -656,7 +656,7 @@ fn a_waiter_woken_ahead_of_a_critical_one_is_boosted_until_it_is_done() {
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
     // 150 queued before the critical thread; the release wakes it, not the critical thread.
     e.owner_released(2 * MS, L1, 200);
-    assert_eq!(e.waiter_woken(2 * MS, L1, 150).as_slice(), &[150]);
+    assert_eq!(e.waiter_woken(2 * MS, L1, 150, 200).as_slice(), &[150]);
     assert_eq!(e.stats().get(Counter::HandoffGrants), 1);
     ok(&e);
     // It runs, takes the lock (mutex order: wait finish, then the acquire) and stays boosted.
@@ -670,7 +670,7 @@ fn a_waiter_woken_ahead_of_a_critical_one_is_boosted_until_it_is_done() {
     e.owner_released(4 * MS, L1, 150);
     assert!(!e.is_boosted(150));
     // Waking the critical thread itself boosts nobody.
-    assert!(e.waiter_woken(4 * MS, L1, 100).as_slice().is_empty());
+    assert!(e.waiter_woken(4 * MS, L1, 100, 150).as_slice().is_empty());
     ok(&e);
 }
 
@@ -682,7 +682,7 @@ fn a_holder_that_takes_the_lock_before_the_woken_critical_waiter_runs_waits_for_
     // The release wakes the critical thread; before it runs, the releaser takes the lock
     // again (a running task may: no handoff is pending yet).
     e.owner_released(2 * MS, L1, 200);
-    assert!(e.waiter_woken(2 * MS, L1, 100).as_slice().is_empty());
+    assert!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice().is_empty());
     assert_ne!(e.woken_lanes() & (1 << (100 % 64)), 0);
     assert!(e.owner_acquired(2 * MS, L1, 200).as_slice().is_empty());
     assert!(
@@ -701,7 +701,7 @@ fn a_holder_that_takes_the_lock_before_the_woken_critical_waiter_runs_waits_for_
     ok(&e);
     // The wait kept its start: the blocking time counts from the first attempt.
     e.owner_released(4 * MS, L1, 200);
-    e.waiter_woken(4 * MS, L1, 100);
+    e.waiter_woken(4 * MS, L1, 100, 200);
     e.wait_finish(5 * MS, 100, L1);
     assert_eq!(e.stats().blocking.max(), 4 * MS);
     assert_eq!(e.woken_lanes(), 0);
@@ -714,7 +714,7 @@ fn a_woken_waiter_that_gives_up_loses_its_boost() {
     let mut e = engine();
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
     e.owner_released(2 * MS, L1, 200);
-    e.waiter_woken(2 * MS, L1, 150);
+    e.waiter_woken(2 * MS, L1, 150, 200);
     e.wait_finish(3 * MS, 150, L1);
     assert!(!e.is_boosted(150));
     ok(&e);
@@ -727,7 +727,7 @@ fn a_woken_rwsem_writer_keeps_its_boost_when_the_owner_hook_came_first() {
     e.reader_acquired(0, L1, 201);
     e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
     e.reader_released(2 * MS, L1, 201);
-    e.waiter_woken(2 * MS, L1, 150);
+    e.waiter_woken(2 * MS, L1, 150, 201);
     e.owner_acquired(3 * MS, L1, 150);
     e.wait_finish(3 * MS, 150, L1);
     assert!(e.is_boosted(150));
@@ -787,7 +787,11 @@ fn handle_dispatches_every_lock_event_like_the_methods() {
         Event::OwnerAcquired { lock: L1, tid: 200 },
         Event::from_hook_wait_start(100, L1, LockKind::Mutex as u32, 200).unwrap(),
         Event::from_hook_owner(L1, 200, false),
-        Event::WaiterWoken { lock: L1, tid: 150 },
+        Event::WaiterWoken {
+            lock: L1,
+            tid: 150,
+            waker: 200,
+        },
         Event::WaitFinish {
             waiter: 150,
             lock: L1,
@@ -813,7 +817,7 @@ fn handle_dispatches_every_lock_event_like_the_methods() {
     b.owner_released(now(2), L1, 200);
     assert_eq!(
         answers[3].newly_boosted(),
-        b.waiter_woken(now(3), L1, 150).as_slice()
+        b.waiter_woken(now(3), L1, 150, 200).as_slice()
     );
     b.wait_finish(now(4), 150, L1);
     assert_eq!(
@@ -839,16 +843,23 @@ fn an_owner_hinted_futex_wait_boosts_the_named_holder_until_the_wait_ends() {
     assert_eq!(e.handle(MS, wait).newly_boosted(), &[200]);
     assert!(e.is_boosted(200));
     assert_eq!(e.stats().get(Counter::FutexHints), 1);
-    // The release wakes a non-critical waiter queued ahead: it is the next holder.
-    let woken = Event::from_hook_futex_woken(100, 300);
+    // The holder's release (unseen: a futex is released in user space) wakes a non-critical
+    // waiter queued ahead: it is the next holder, and the waker holds the lock no more.
+    let woken = Event::from_hook_futex_woken(100, 300, 200);
     assert_eq!(
         woken,
         Event::WaiterWoken {
             lock: futex_wait_lock(100),
-            tid: 300
+            tid: 300,
+            waker: 200,
         }
     );
     assert_eq!(e.handle(2 * MS, woken).newly_boosted(), &[300]);
+    assert!(
+        !e.is_boosted(200),
+        "a boosted waker would keep the woken holder off its CPU"
+    );
+    assert_eq!(e.stats().get(Counter::RevokeReleased), 1);
     ok(&e);
     assert_eq!(
         e.handle(3 * MS, Event::from_hook_futex_wait_end(100)),
@@ -887,7 +898,7 @@ fn futex_hints_count_only_from_tracked_threads_and_only_when_valid() {
     assert_eq!(e.stats().get(Counter::FutexHintsRejected), 2);
     assert!(!e.is_boosted(200));
     // A woken waiter of a futex nobody tracked waits on gets nothing.
-    let woken = Event::from_hook_futex_woken(100, 300);
+    let woken = Event::from_hook_futex_woken(100, 300, 200);
     assert!(e.handle(MS, woken).newly_boosted().is_empty());
     ok(&e);
 }

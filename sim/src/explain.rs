@@ -100,7 +100,7 @@ impl Seg {
             Subject::Critical => s.push_str(" (the other critical thread)"),
             Subject::Nobody | Subject::Other | Subject::Waiter => {}
         }
-        if self.cat == Cat::Asleep || self.cat == Cat::OtherWoken {
+        if self.cat == Cat::Asleep || self.subject == Subject::Nobody {
             return s;
         }
         let _ = write!(

@@ -14,6 +14,9 @@ pub struct Futex {
     pub owner: Option<TaskIdx>,
     /// Sleeping waiters in arrival order.
     pub waiters: VecDeque<TaskIdx>,
+    /// The waiter the last release woke, until someone takes the lock: what a critical
+    /// waiter still queued waits for meanwhile (the trace analysis names it).
+    pub woken: Option<TaskIdx>,
 }
 
 impl Futex {
@@ -21,6 +24,7 @@ impl Futex {
     pub fn lock(&mut self, t: TaskIdx) -> bool {
         if self.owner.is_none() {
             self.owner = Some(t);
+            self.woken = None;
             true
         } else {
             self.waiters.push_back(t);
@@ -32,6 +36,7 @@ impl Futex {
     pub fn unlock(&mut self, t: TaskIdx) -> Option<TaskIdx> {
         assert_eq!(self.owner, Some(t), "futex released by a non-owner");
         self.owner = None;
-        self.waiters.pop_front()
+        self.woken = self.waiters.pop_front();
+        self.woken
     }
 }

@@ -60,6 +60,16 @@ impl Lock {
         }
     }
 
+    /// The waiter a release woke to retry a free lock, while it has not retried: a plain
+    /// futex's, or a mutex's first waiter (it stays queued until it takes the mutex).
+    pub fn woken(&self) -> Option<TaskIdx> {
+        match self {
+            Lock::Mutex(m) if m.owner.is_none() => m.waiters.front().copied(),
+            Lock::Futex(f) if f.owner.is_none() => f.woken,
+            _ => None,
+        }
+    }
+
     /// Readers holding an rwsem (empty for other families).
     pub fn readers(&self) -> &[TaskIdx] {
         match self {

@@ -78,6 +78,8 @@ pub enum LockEvent {
         lock: u32,
         /// The woken waiter.
         tid: TaskIdx,
+        /// The releasing task, in whose context the unlock path runs.
+        by: TaskIdx,
     },
 }
 

@@ -167,14 +167,14 @@ impl SuperPass {
             LockEvent::WaitFinish { waiter, .. } if hinted => {
                 Event::from_hook_futex_wait_end(tid(waiter))
             }
-            LockEvent::Woken { lock, tid: t } if hinted => {
+            LockEvent::Woken { lock, tid: t, by } if hinted => {
                 let queued = w.locks[lock as usize]
                     .waiters()
                     .find(|&q| {
                         q != t && matches!(w.task(q).role, ThreadRole::Ui | ThreadRole::Render)
                     })
                     .unwrap_or(t);
-                Event::from_hook_futex_woken(tid(queued), tid(t))
+                Event::from_hook_futex_woken(tid(queued), tid(t), tid(by))
             }
             LockEvent::WaitStart {
                 waiter,
@@ -207,9 +207,10 @@ impl SuperPass {
                 lock: lock_id(lock),
                 tid: tid(t),
             },
-            LockEvent::Woken { lock, tid: t } => Event::WaiterWoken {
+            LockEvent::Woken { lock, tid: t, by } => Event::WaiterWoken {
                 lock: lock_id(lock),
                 tid: tid(t),
+                waker: tid(by),
             },
         }
     }

@@ -252,7 +252,14 @@ impl Sim {
                 self.lock_event(cpu, LockEvent::OwnerReleased { lock: l, tid: t });
                 if let Some(w) = w {
                     // FUTEX_WAKE names the waiter it wakes; it does not own the word.
-                    self.lock_event(cpu, LockEvent::Woken { lock: l, tid: w });
+                    self.lock_event(
+                        cpu,
+                        LockEvent::Woken {
+                            lock: l,
+                            tid: w,
+                            by: t,
+                        },
+                    );
                     self.w.tasks[w as usize].blocked_on = None;
                     self.wake(w, Some(cpu));
                 }
@@ -274,7 +281,14 @@ impl Sim {
         if let Some(w) = woken {
             // The unlock path names the first waiter it wakes (mutex_unlock_slowpath); the
             // mutex stays free until someone takes it, the woken waiter or a running task.
-            self.lock_event(cpu, LockEvent::Woken { lock: l, tid: w });
+            self.lock_event(
+                cpu,
+                LockEvent::Woken {
+                    lock: l,
+                    tid: w,
+                    by: t,
+                },
+            );
             let wt = &mut self.w.tasks[w as usize];
             if wt.blocked_on == Some(l) {
                 wt.blocked_on = None;
@@ -292,7 +306,14 @@ impl Sim {
             } else {
                 // The unlock path names the waiter it woke (mutex_unlock_slowpath,
                 // rwsem_wake_finish) before the handoff makes it the owner.
-                self.lock_event(cpu, LockEvent::Woken { lock: l, tid: g });
+                self.lock_event(
+                    cpu,
+                    LockEvent::Woken {
+                        lock: l,
+                        tid: g,
+                        by: t,
+                    },
+                );
                 LockEvent::OwnerAcquired { lock: l, tid: g }
             };
             self.lock_event(cpu, ev);
@@ -366,7 +387,7 @@ impl Sim {
             ..Seg::bare(cat)
         };
         match cat {
-            Cat::Runnable | Cat::SelfWait => {
+            Cat::Runnable | Cat::SelfWait | Cat::OtherWoken => {
                 seg.cap = w.rqs[task.cpu as usize].cap;
                 seg.occ = occupant(task.cpu);
                 seg.throttled = self.policy.throttled(task.cpu);
@@ -394,7 +415,7 @@ impl Sim {
                     })
                     .unwrap_or(Occ::None);
             }
-            Cat::Asleep | Cat::OtherWoken => {}
+            Cat::Asleep => {}
         }
         seg
     }
@@ -416,7 +437,7 @@ impl Sim {
                     if rs.is_empty() {
                         // Nobody holds it, yet the waiter still sleeps: a release woke
                         // another waiter, which has not retried yet.
-                        return (Cat::OtherWoken, None);
+                        return (Cat::OtherWoken, lk.woken());
                     }
                     let best = rs
                         .iter()
