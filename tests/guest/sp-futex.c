@@ -3,9 +3,10 @@
  * sp-futex: the priority-inversion scenario on userspace locks (the futex
  * hooks' cost is measured by sp-overhead).
  *
- * usage: sp-futex -l hint|pi|plain [-m off,on] [-d SECS] [-H HOGS]
+ * usage: sp-futex -l hint|pi|plain [-m off,on] [-d SECS] [-H HOGS] [-k HOLDERS]
  *                 [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US]
  *                 [-R MIN_REDUCTION_PCT] [-G MAX_GROWTH_PCT] [-N MIN_WAITS]
+ *                 [-A MIN_HANDOFFS]
  *        sp-futex -x ITERS
  *
  * The lock is one of:
@@ -15,8 +16,11 @@
  *          records its owner in an rt_mutex);
  *   plain  a default pthread mutex: nothing tells the kernel who holds it.
  *
- * HOGS CPU-bound threads run at nice 0. A holder at nice 19 keeps taking the
- * lock and computes WORK_US of CPU work inside it, then OUTSIDE_US outside it.
+ * HOGS CPU-bound threads run at nice 0. HOLDERS holders (default 1) at nice 19
+ * keep taking the lock and compute WORK_US of CPU work inside it, then
+ * OUTSIDE_US outside it. With two or more, a release often wakes a holder
+ * queued ahead of the critical thread: the next blocker, found through the
+ * futex wake hooks (handoff_grants); -A N fails unless on makes at least N.
  * A critical thread takes the same lock every PERIOD_US, holds it 10 us, and
  * records how long each acquisition waited (clock_gettime around the lock
  * call). Each mode runs SECS: off (SuperPass disabled) and on (enabled, the
@@ -56,7 +60,8 @@ static enum kind kind;
 static const char *kind_name;
 static int duration = 20, nhogs = 4, work_us = 500, outside_us = -1, period_us = 1000;
 static double min_reduction = -1, max_growth = -1;
-static long min_waits = 1000;
+static long min_waits = 1000, min_handoffs = -1;
+static int nholders = 1;
 static atomic_int stop_mode;
 static uint64_t *samples;
 static atomic_long nsamples;
@@ -230,21 +235,23 @@ int main(int argc, char **argv)
 	char modes_arg[128] = "off,on";
 	struct mode_result res[8];
 	int nres = 0, opt, fail = 0;
-	pthread_t hogs[MAX_THREADS], hold;
+	pthread_t hogs[MAX_THREADS], hold[MAX_THREADS];
 	pthread_mutexattr_t ma;
 
-	while ((opt = getopt(argc, argv, "l:m:d:H:w:o:p:R:G:N:x:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:m:d:H:k:w:o:p:R:G:N:A:x:")) != -1) {
 		switch (opt) {
 		case 'l': kind_name = optarg; break;
 		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
 		case 'd': duration = atoi(optarg); break;
 		case 'H': nhogs = atoi(optarg); break;
+		case 'k': nholders = atoi(optarg); break;
 		case 'w': work_us = atoi(optarg); break;
 		case 'o': outside_us = atoi(optarg); break;
 		case 'p': period_us = atoi(optarg); break;
 		case 'R': min_reduction = atof(optarg); break;
 		case 'G': max_growth = atof(optarg); break;
 		case 'N': min_waits = atol(optarg); break;
+		case 'A': min_handoffs = atol(optarg); break;
 		case 'x': exercise_iters = atol(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of sp-futex.c\n");
@@ -263,8 +270,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	kind = !strcmp(kind_name, "hint") ? HINT : !strcmp(kind_name, "pi") ? PI : PLAIN;
-	if (nhogs > MAX_THREADS)
+	if (nhogs > MAX_THREADS || nholders < 1 || nholders > MAX_THREADS) {
+		fprintf(stderr, "-H and -k: at most %d threads, -k at least 1\n", MAX_THREADS);
 		return 2;
+	}
 	pthread_mutexattr_init(&ma);
 	if (kind == PI && pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT)) {
 		fprintf(stderr, "PTHREAD_PRIO_INHERIT unsupported\n");
@@ -275,7 +284,8 @@ int main(int argc, char **argv)
 	calibrate();
 	for (long i = 0; i < nhogs; i++)
 		pthread_create(&hogs[i], NULL, hog, (void *)i);
-	pthread_create(&hold, NULL, holder, NULL);
+	for (int i = 0; i < nholders; i++)
+		pthread_create(&hold[i], NULL, holder, NULL);
 	sleep(1);
 	for (char *save, *m = strtok_r(modes_arg, ",", &save); m && nres < 8; m = strtok_r(NULL, ",", &save)) {
 		if (run_mode(m, &res[nres]))
@@ -285,10 +295,12 @@ int main(int argc, char **argv)
 	atomic_store(&stop_all, 1);
 	for (int i = 0; i < nhogs; i++)
 		pthread_join(hogs[i], NULL);
-	pthread_join(hold, NULL);
+	for (int i = 0; i < nholders; i++)
+		pthread_join(hold[i], NULL);
 
-	printf("\nUserspace lock: %s, %d hogs (nice 0), holder: %d us of work inside (nice 19), "
-	       "critical thread every %d us, %d s per mode\n", kind_name, nhogs, work_us, period_us, duration);
+	printf("\nUserspace lock: %s, %d hogs (nice 0), %d holder(s): %d us of work inside (nice 19), "
+	       "critical thread every %d us, %d s per mode\n", kind_name, nhogs, nholders, work_us,
+	       period_us, duration);
 	printf("%-6s %8s %10s %10s %10s %10s %9s %8s %8s %8s\n", "mode", "waits", "p50(us)", "p99(us)",
 	       "p99.9(us)", "max(us)", ">1ms", "hints", "grants", "picks");
 	for (int i = 0; i < nres; i++) {
@@ -318,6 +330,7 @@ int main(int argc, char **argv)
 			       (unsigned long long)c[SP_COUNTER_FUTEX_HINTS_REJECTED]);
 			printf("M %s_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_GRANTS]);
 			printf("M %s_handoff_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_HANDOFF_GRANTS]);
+			printf("M %s_revoke_released %llu\n", m, (unsigned long long)c[SP_COUNTER_REVOKE_RELEASED]);
 			printf("M %s_picks %llu\n", m, (unsigned long long)c[SP_COUNTER_PICKS]);
 			printf("M %s_fast_track_ms %.1f\n", m, c[SP_COUNTER_FAST_TRACK_NS] / 1e6);
 		}
@@ -338,6 +351,17 @@ int main(int argc, char **argv)
 		printf("M off_p999_us %.1f\nM on_p999_us %.1f\n", off->p999 / 1e3, on->p999 / 1e3);
 		fail |= p999_verdict(off->p999, off->waits, on->p999, on->waits, min_reduction, max_growth,
 				     min_waits);
+	}
+	if (min_handoffs >= 0) {
+		long n = -1;
+
+		for (int i = 0; i < nres; i++)
+			if (!strcmp(res[i].mode, "on"))
+				n = (long)res[i].st.counters[SP_COUNTER_HANDOFF_GRANTS];
+		if (n < min_handoffs) {
+			printf("FAIL handoff grants in on: %ld, want at least %ld\n", n, min_handoffs);
+			fail = 1;
+		}
 	}
 	return fail;
 }
