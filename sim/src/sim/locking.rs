@@ -146,6 +146,18 @@ impl Sim {
         true
     }
 
+    /// Reports that `by`'s release of `l` woke waiter `w`.
+    fn report_woken(&mut self, cpu: u32, l: u32, w: TaskIdx, by: TaskIdx) {
+        self.lock_event(
+            cpu,
+            LockEvent::Woken {
+                lock: l,
+                tid: w,
+                by,
+            },
+        );
+    }
+
     /// Reports that `t`'s kernel wait for `l` ended, with the lock (`acquired`) or to retry.
     fn report_wait_finish(&mut self, cpu: u32, t: TaskIdx, l: u32, acquired: bool) {
         self.lock_event(
@@ -252,14 +264,7 @@ impl Sim {
                 self.lock_event(cpu, LockEvent::OwnerReleased { lock: l, tid: t });
                 if let Some(w) = w {
                     // FUTEX_WAKE names the waiter it wakes; it does not own the word.
-                    self.lock_event(
-                        cpu,
-                        LockEvent::Woken {
-                            lock: l,
-                            tid: w,
-                            by: t,
-                        },
-                    );
+                    self.report_woken(cpu, l, w, t);
                     self.w.tasks[w as usize].blocked_on = None;
                     self.wake(w, Some(cpu));
                 }
@@ -281,14 +286,7 @@ impl Sim {
         if let Some(w) = woken {
             // The unlock path names the first waiter it wakes (mutex_unlock_slowpath); the
             // mutex stays free until someone takes it, the woken waiter or a running task.
-            self.lock_event(
-                cpu,
-                LockEvent::Woken {
-                    lock: l,
-                    tid: w,
-                    by: t,
-                },
-            );
+            self.report_woken(cpu, l, w, t);
             let wt = &mut self.w.tasks[w as usize];
             if wt.blocked_on == Some(l) {
                 wt.blocked_on = None;
@@ -306,14 +304,7 @@ impl Sim {
             } else {
                 // The unlock path names the waiter it woke (mutex_unlock_slowpath,
                 // rwsem_wake_finish) before the handoff makes it the owner.
-                self.lock_event(
-                    cpu,
-                    LockEvent::Woken {
-                        lock: l,
-                        tid: g,
-                        by: t,
-                    },
-                );
+                self.report_woken(cpu, l, g, t);
                 LockEvent::OwnerAcquired { lock: l, tid: g }
             };
             self.lock_event(cpu, ev);
