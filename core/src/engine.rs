@@ -445,7 +445,10 @@ impl<O: Observer> Engine<O> {
         j: (usize, usize),
         slots: (usize, usize),
     ) {
+        // Counted together, ahead of the records: `BlockersFound` sits next to `Grants`, and
+        // bumped in the same block the two are merged into a vector add of more instructions.
         self.stats.bump(Counter::CriticalWaits);
+        self.stats.bump(Counter::BlockersFound);
         let w = Wait {
             waiter,
             lock,
@@ -457,7 +460,6 @@ impl<O: Observer> Engine<O> {
         };
         self.detector
             .wait_start_owned(now, j, w, owner, &mut self.stats);
-        self.stats.bump(Counter::BlockersFound);
         self.obs.block(now, waiter, owner, lock, kind);
         let link = Link {
             blocker: owner,

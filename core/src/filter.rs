@@ -13,13 +13,15 @@ const SLOTS: usize = 1024;
 ///
 /// # Invariants
 ///
-/// `counts[slot(t)]` is at least the number of live memberships of every `t` hashing there, so a
-/// zero count proves absence. `lane_slots[l]` is the number of non-zero `counts[s]` among the
-/// slots `s` of lane `l` (`s % 64 == l`), and bit `l` of `lanes` is set iff it is non-zero.
+/// `counts[slot(t)]` is the number of live memberships of every `t` hashing there, so a zero
+/// count proves absence. `lane_counts[l]` is the sum of `counts[s]` over the slots `s` of lane
+/// `l` (`s % 64 == l`), and bit `l` of `lanes` is set iff it is non-zero. Members number far
+/// fewer than 255 (the critical set, the boosted table and the wait table each bound theirs), so
+/// no count wraps.
 #[derive(Clone, Debug)]
 pub struct TidFilter {
     counts: [u8; SLOTS],
-    lane_slots: [u8; 64],
+    lane_counts: [u8; 64],
     lanes: u64,
 }
 
@@ -40,7 +42,7 @@ impl TidFilter {
     pub const fn new() -> Self {
         Self {
             counts: [0; SLOTS],
-            lane_slots: [0; 64],
+            lane_counts: [0; 64],
             lanes: 0,
         }
     }
@@ -61,31 +63,23 @@ impl TidFilter {
     /// Adds one membership of `tid`.
     pub fn insert(&mut self, tid: Tid) {
         let s = slot(tid);
-        let c = &mut self.counts[s];
-        // The lane changes only when a slot becomes live: one test on the common path.
-        if *c == 0 {
-            *c = 1;
-            self.lane_slots[s % 64] += 1;
-            self.lanes |= 1 << (s % 64);
-        } else {
-            // Members are bounded (critical set + boosted table) far below 255, so this never
-            // saturates; saturating keeps the "zero proves absence" invariant even if it did.
-            *c = c.saturating_add(1);
-        }
+        // Counting memberships per lane, rather than live slots, makes this branch-free.
+        self.counts[s] = self.counts[s].wrapping_add(1);
+        self.lane_counts[s % 64] = self.lane_counts[s % 64].wrapping_add(1);
+        self.lanes |= 1 << (s % 64);
     }
 
-    /// Removes one membership of `tid` (which must have been inserted).
+    /// Removes one membership of `tid` (which must have been inserted; a slot with none is
+    /// left alone).
     pub fn remove(&mut self, tid: Tid) {
         let s = slot(tid);
-        let c = &mut self.counts[s];
-        if *c != u8::MAX && *c != 0 {
-            *c -= 1;
-            if *c == 0 {
-                let l = &mut self.lane_slots[s % 64];
-                *l -= 1;
-                if *l == 0 {
-                    self.lanes &= !(1 << (s % 64));
-                }
+        if self.counts[s] != 0 {
+            self.counts[s] -= 1;
+            let l = &mut self.lane_counts[s % 64];
+            // The slot had a membership, so its lane counts at least one.
+            *l = l.wrapping_sub(1);
+            if *l == 0 {
+                self.lanes &= !(1 << (s % 64));
             }
         }
     }
@@ -93,7 +87,7 @@ impl TidFilter {
     /// Forgets every member.
     pub fn clear(&mut self) {
         self.counts = [0; SLOTS];
-        self.lane_slots = [0; 64];
+        self.lane_counts = [0; 64];
         self.lanes = 0;
     }
 }
