@@ -60,8 +60,12 @@ impl<const N: usize> CriticalSet<N> {
     fn position(&self, tid: Tid) -> Option<usize> {
         // One compare per member, indexing the fixed array: the set holds two or three threads,
         // so a slice bound and an unrolled prologue would cost more than the search (a range,
-        // unlike a counted `while`, is not unrolled).
-        let n = if self.len < N { self.len } else { N };
+        // unlike a counted `while`, is not unrolled). `len <= N`: testing it bounds the range
+        // in one instruction less than taking the minimum.
+        let n = self.len;
+        if n > N {
+            return None;
+        }
         (0..n).find(|&i| self.tids[i] == tid)
     }
 
