@@ -60,10 +60,10 @@ impl<const N: usize> CriticalSet<N> {
     fn position(&self, tid: Tid) -> Option<usize> {
         // One compare per member, indexing the fixed array: the set holds two or three threads,
         // so a slice bound and an unrolled prologue would cost more than the search (a range,
-        // unlike a counted `while`, is not unrolled). `len <= N`: testing it bounds the range
-        // in one instruction less than taking the minimum.
+        // unlike a counted `while`, is not unrolled). `len <= N`: one unsigned compare rules out
+        // a longer `len` and an empty set, in fewer instructions than a minimum.
         let n = self.len;
-        if n > N {
+        if n.wrapping_sub(1) >= N {
             return None;
         }
         (0..n).find(|&i| self.tids[i] == tid)

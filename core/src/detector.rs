@@ -663,10 +663,10 @@ impl Detector {
     pub fn wait_finish(&mut self, waiter: Tid) -> Option<Wait> {
         // The search copies the wait out, so ending it need not look at the slot again; it runs
         // over a range the table bounds, so that its slot needs no bounds check. `hi` is never
-        // past the table (every `waits[..hi]` relies on it): testing that takes one instruction
-        // less than taking the minimum.
+        // past the table (every `waits[..hi]` relies on it): one unsigned compare rules out that
+        // and an empty table, in fewer instructions than a minimum and a test for zero.
         let hi = self.hi;
-        if hi > MAX_WAITS {
+        if hi.wrapping_sub(1) >= MAX_WAITS {
             return None;
         }
         let (j, w) =
