@@ -138,6 +138,10 @@ pub struct Sim {
     /// Tasks the policy holds a grant for (`GrantBegin` less `GrantEnd`): misfit migration
     /// is only looked for while there are some.
     granted: u32,
+    /// The CPUs by increasing (capacity, number): the order misfit migration visits sources.
+    by_capacity: Vec<u32>,
+    /// Per CPU: the mask of CPUs of higher capacity.
+    faster_than: Vec<u64>,
     /// Invariant violations found (when checking).
     pub violations: Vec<String>,
     /// Process names by pid, for traces.

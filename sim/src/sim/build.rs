@@ -193,6 +193,15 @@ impl Sim {
             checks: o.check_invariants,
             explain: o.explain,
             granted: 0,
+            by_capacity: by_capacity(&caps),
+            faster_than: caps
+                .iter()
+                .map(|&c| {
+                    (0..nr)
+                        .filter(|&d| caps[d] > c)
+                        .fold(0u64, |m, d| m | 1 << d)
+                })
+                .collect(),
             violations: Vec::new(),
             processes,
             w,
@@ -220,6 +229,13 @@ impl Sim {
         self.q.push(self.warmup.min(self.end), Ev::Warmup);
         self.q.push(self.end, Ev::End);
     }
+}
+
+/// The CPUs ordered by (capacity, number), given each one's capacity.
+fn by_capacity(caps: &[u32]) -> Vec<u32> {
+    let mut cpus: Vec<u32> = (0..caps.len() as u32).collect();
+    cpus.sort_by_key(|&c| (caps[c as usize], c));
+    cpus
 }
 
 pub(super) fn compile(

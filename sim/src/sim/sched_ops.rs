@@ -642,23 +642,14 @@ impl Sim {
     #[inline(never)]
     fn pull_misfit(&mut self) -> bool {
         let cap = |s: &Self, c: u32| s.w.rqs[c as usize].cap;
-        // On the stack, and the candidates below unlisted: SuperPass asks here at many
-        // events while it holds a grant, and allocating cost more than the search.
-        let mut busy = [0u32; 64];
-        let mut n = 0;
-        for c in 0..self.w.rqs.len() as u32 {
-            if self.idle & (1 << c) == 0 {
-                busy[n] = c;
-                n += 1;
+        // The sources in (capacity, number) order from a list made at build: SuperPass asks
+        // here at many events while it holds a grant, and sorting cost more than the search.
+        for i in 0..self.by_capacity.len() {
+            let src = self.by_capacity[i];
+            if self.idle & (1 << src) != 0 {
+                continue;
             }
-        }
-        let srcs = &mut busy[..n];
-        // The keys are distinct, so this is the order a stable sort gives.
-        srcs.sort_unstable_by_key(|&c| (cap(self, c), c));
-        for &src in srcs.iter() {
-            let faster = bits(self.idle)
-                .filter(|&c| cap(self, c) > cap(self, src))
-                .fold(0u64, |m, c| m | 1 << c);
+            let faster = self.idle & self.faster_than[src as usize];
             if faster == 0 {
                 continue;
             }
