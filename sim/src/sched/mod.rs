@@ -166,6 +166,17 @@ pub struct Task {
     pub runnable_since: u64,
 }
 
+/// Removes `v[i]`, keeping the order of the rest. The lists this serves hold a few entries,
+/// and the one removed is often the last: a pop, or a short loop, instead of `Vec::remove`'s
+/// call to `memmove`.
+#[inline(always)]
+pub fn remove_at(v: &mut Vec<u32>, i: usize) {
+    for j in i + 1..v.len() {
+        v[j - 1] = v[j];
+    }
+    v.pop();
+}
+
 /// A per-CPU runqueue.
 #[derive(Clone, Debug, Default)]
 pub struct Rq {

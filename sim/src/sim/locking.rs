@@ -4,6 +4,7 @@
 use super::*;
 use crate::explain::{self, Occ, Subject as ExplainSubject};
 use crate::locks::mutex::Release;
+use crate::sched::remove_at;
 
 impl Sim {
     /// Accounts lock `l`'s occupancy since it was last accounted; call before changing it.
@@ -237,7 +238,7 @@ impl Sim {
             .iter()
             .rposition(|&h| h == l)
             .unwrap_or_else(|| panic!("{} unlocks a lock it does not hold", self.w.tasks[ti].name));
-        self.w.tasks[ti].held.remove(pos);
+        remove_at(&mut self.w.tasks[ti].held, pos);
         self.slice_end(t, Name::LockHold(l));
         let cpu = self.w.tasks[ti].cpu;
         let now = self.w.now;

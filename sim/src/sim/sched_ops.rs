@@ -5,7 +5,7 @@ use super::{Flow, Sim};
 use crate::engine::Ev;
 use crate::locks::TaskIdx;
 use crate::policy::ProxyPick;
-use crate::sched::{fair, rt, Sched, State, Why};
+use crate::sched::{fair, remove_at, rt, Sched, State, Why};
 use crate::trace::TraceEv;
 
 impl Sim {
@@ -263,9 +263,9 @@ impl Sim {
     fn take_from_queue(&mut self, cpu: u32, t: TaskIdx) {
         let rq = &mut self.w.rqs[cpu as usize];
         if let Some(i) = rq.fair.iter().position(|&x| x == t) {
-            rq.fair.remove(i);
+            remove_at(&mut rq.fair, i);
         } else if let Some(i) = rq.rt.iter().position(|&x| x == t) {
-            rq.rt.remove(i);
+            remove_at(&mut rq.rt, i);
         } else {
             return;
         }
