@@ -5,8 +5,9 @@
 //! Completions (`Ev::Done`) wait in per-CPU slots beside the heap (see [`EventQueue`]);
 //! the order is the same.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+mod heap;
+
+use heap::Heap;
 
 /// An event kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -23,35 +24,6 @@ pub enum Ev {
     Warmup,
     /// End of the run.
     End,
-}
-
-/// A queued event. Ordered by `(time, seq)` alone: `seq` is unique, so the event itself
-/// never takes part in a comparison (as it never decided one in a `(time, seq, ev)` tuple).
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    /// `time << 64 | seq`: one integer compare instead of a tuple compare.
-    key: u128,
-    ev: Ev,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-
-impl Eq for Entry {}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&o.key)
-    }
 }
 
 /// No event: an empty slot.
@@ -235,7 +207,7 @@ impl Fifo {
 /// (Ticks measured slower in per-CPU slots than in the heap.)
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<Entry>>,
+    heap: Heap,
     seq: u64,
     /// Per CPU: the live completion (payload: its generation).
     done: Slots,
@@ -247,7 +219,7 @@ impl EventQueue {
     /// An empty queue with room for `n` events.
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(n),
+            heap: Heap::with_capacity(n),
             seq: 0,
             done: Slots::default(),
             ticks: Fifo::default(),
@@ -262,7 +234,7 @@ impl EventQueue {
         match ev {
             Ev::Done(cpu, gen) => self.done.set(cpu as usize, key, gen),
             Ev::Tick(cpu) if self.ticks.accepts(key) => self.ticks.push(key, cpu),
-            _ => self.heap.push(Reverse(Entry { key, ev })),
+            _ => self.heap.push(key, ev),
         }
     }
 
@@ -286,7 +258,7 @@ impl EventQueue {
     /// caller, and out of line it cost a call and register saves per event.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(u64, Ev)> {
-        let h = self.heap.peek().map_or(NONE, |Reverse(e)| e.key);
+        let h = self.heap.first();
         let k = self.ticks.first;
         let d = self.done.peek();
         if d < h && d < k {
@@ -297,9 +269,7 @@ impl EventQueue {
             let (key, c) = self.ticks.pop();
             return Some(((key >> 64) as u64, Ev::Tick(c)));
         }
-        self.heap
-            .pop()
-            .map(|Reverse(e)| ((e.key >> 64) as u64, e.ev))
+        self.heap.pop().map(|(key, ev)| ((key >> 64) as u64, ev))
     }
 
     /// The generation of the completion pending for `cpu`, if one is.
