@@ -87,11 +87,12 @@ pub struct Output {
     pub violations: Vec<String>,
 }
 
-/// One simulation run in progress.
-pub struct Sim {
+/// One simulation run in progress, under a policy of type `P`: a trait object by default,
+/// or a concrete policy, whose hooks the compiler then calls directly and may inline.
+pub struct Sim<P: Policy + ?Sized = dyn Policy> {
     /// The state policies see.
     pub w: World,
-    policy: Box<dyn Policy>,
+    policy: Box<P>,
     q: EventQueue,
     progs: Vec<Vec<Op>>,
     rngs: Vec<Stream>,
@@ -148,7 +149,7 @@ pub struct Sim {
     pub processes: Vec<(i32, String)>,
 }
 
-impl Sim {
+impl<P: Policy + ?Sized> Sim<P> {
     /// Runs to the end and returns the results.
     pub fn run(mut self) -> Output {
         self.run_loop();

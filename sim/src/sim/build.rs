@@ -3,15 +3,9 @@
 
 use super::*;
 
-impl Sim {
+impl<P: Policy + ?Sized> Sim<P> {
     /// Builds a run of `sc` under `policy` with `seed` for `seconds` of simulated time.
-    pub fn new(
-        sc: &Scenario,
-        policy: Box<dyn Policy>,
-        seed: u64,
-        seconds: f64,
-        o: &RunOpts,
-    ) -> Self {
+    pub fn new(sc: &Scenario, policy: Box<P>, seed: u64, seconds: f64, o: &RunOpts) -> Self {
         let p = sc.platform.clone();
         let caps = p.capacities();
         let nr = caps.len();

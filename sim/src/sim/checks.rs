@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Sim {
+impl<P: Policy + ?Sized> Sim<P> {
     pub(super) fn check_invariants(&mut self) {
         let w = &self.w;
         // Lock safety: one exclusive owner, no readers beside a writer, holders agree.

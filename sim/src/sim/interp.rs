@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Sim {
+impl<P: Policy + ?Sized> Sim<P> {
     /// Runs `t`'s instant ops until it needs CPU time or blocks. `t` is on a CPU.
     pub(super) fn run_ops(&mut self, t: TaskIdx) -> Flow {
         let ti = t as usize;

@@ -6,7 +6,7 @@ use crate::explain::{self, Occ, Subject as ExplainSubject};
 use crate::locks::mutex::Release;
 use crate::sched::remove_at;
 
-impl Sim {
+impl<P: Policy + ?Sized> Sim<P> {
     /// Accounts lock `l`'s occupancy since it was last accounted; call before changing it.
     pub(super) fn lock_occupancy(&mut self, l: u32) {
         let now = self.w.now;

@@ -4,11 +4,11 @@
 use super::{Flow, Sim};
 use crate::engine::Ev;
 use crate::locks::TaskIdx;
-use crate::policy::ProxyPick;
+use crate::policy::{Policy, ProxyPick};
 use crate::sched::{fair, remove_at, rt, Sched, State, Why};
 use crate::trace::TraceEv;
 
-impl Sim {
+impl<P: Policy + ?Sized> Sim<P> {
     /// Accounts time since the last update on `cpu`: debt first, then the running task; if
     /// the fair task's slice is used up, sets a new deadline and marks `cpu` for a pick
     /// (`update_curr` → `update_deadline` in kernel/sched/fair.c).
