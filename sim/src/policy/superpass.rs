@@ -390,6 +390,8 @@ fn lock_id(l: u32) -> LockId {
     l as LockId + 1
 }
 
+// The hooks are `#[inline]`: the simulator built for this type (`Sim<SuperPass>`) calls them
+// directly, a few times per event, and inlined they cost no call frame of their own.
 impl Policy for SuperPass {
     fn name(&self) -> &'static str {
         match self.device {
@@ -412,6 +414,7 @@ impl Policy for SuperPass {
         self.engine = e;
     }
 
+    #[inline]
     fn lock_event(&mut self, w: &World, cpu: u32, ev: LockEvent, out: &mut Vec<Action>) {
         let lock = ev.lock();
         if !visible(w, self.device, ev, lock) {
@@ -441,6 +444,7 @@ impl Policy for SuperPass {
         self.refresh_probes(w.now);
     }
 
+    #[inline]
     fn enqueue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {
         self.hook(cpu, out);
         let tid = Self::tid(w, t);
@@ -450,6 +454,7 @@ impl Policy for SuperPass {
         self.drain(w, out);
     }
 
+    #[inline]
     fn dequeue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {
         self.hook(cpu, out);
         let tid = Self::tid(w, t);
@@ -465,6 +470,7 @@ impl Policy for SuperPass {
         self.drain(w, out);
     }
 
+    #[inline]
     fn pick_fair(
         &mut self,
         w: &World,
@@ -483,6 +489,7 @@ impl Policy for SuperPass {
         r
     }
 
+    #[inline]
     fn should_preempt(
         &mut self,
         w: &World,
@@ -502,6 +509,7 @@ impl Policy for SuperPass {
         r
     }
 
+    #[inline]
     fn select_cpu(
         &mut self,
         w: &World,
@@ -526,6 +534,7 @@ impl Policy for SuperPass {
         r
     }
 
+    #[inline]
     fn tick(&mut self, w: &World, cpu: u32, curr: TaskIdx, out: &mut Vec<Action>) -> bool {
         self.hook(cpu, out);
         let curr = Self::tid(w, curr);
