@@ -148,14 +148,21 @@ pub fn pick(rq: &Rq, tasks: &[Task]) -> Option<TaskIdx> {
     best.map(|b| b.2).or(fallback.map(|f| f.1))
 }
 
+/// Sets `t`'s fair-class weight and what follows from it, given the world's base slice and
+/// tick.
+pub fn set_weight(t: &mut Task, weight: u64, base_slice: u64, tick: u64) {
+    t.weight = weight;
+    t.vslice = to_virtual(base_slice, weight);
+    t.vlag_limit = to_virtual((2 * base_slice).max(tick), weight);
+}
+
 /// Sets a waking or migrating task's vruntime from its saved lag and gives it a deadline.
-pub fn place(t: &mut Task, v: i64, base_slice: u64) {
+pub fn place(t: &mut Task, v: i64) {
     t.vruntime = v - t.vlag;
-    t.deadline = t.vruntime + to_virtual(base_slice, t.weight);
+    t.deadline = t.vruntime + t.vslice;
 }
 
 /// Saves a leaving task's lag relative to `V`, clamped as `update_entity_lag` does.
-pub fn save_lag(t: &mut Task, v: i64, base_slice: u64, tick: u64) {
-    let limit = to_virtual((2 * base_slice).max(tick), t.weight);
-    t.vlag = (v - t.vruntime).clamp(-limit, limit);
+pub fn save_lag(t: &mut Task, v: i64) {
+    t.vlag = (v - t.vruntime).clamp(-t.vlag_limit, t.vlag_limit);
 }

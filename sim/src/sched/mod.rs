@@ -122,6 +122,12 @@ pub struct Task {
     pub eff: Sched,
     /// Fair-class weight of `eff`.
     pub weight: u64,
+    /// The base slice in virtual time at `weight` (set with it by [`fair::set_weight`]): the
+    /// fair class adds it at every new deadline, and dividing each time cost more.
+    pub vslice: i64,
+    /// The bound on saved lag in virtual time at `weight` (set with it by
+    /// [`fair::set_weight`]).
+    pub vlag_limit: i64,
     /// Scheduler state.
     pub state: State,
     /// Runqueue CPU (last CPU if not queued).

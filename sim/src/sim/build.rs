@@ -86,7 +86,9 @@ impl<P: Policy + ?Sized> Sim<P> {
                     own,
                     base: own,
                     eff: own,
-                    weight: fair::weight(spec.nice),
+                    weight: 0,
+                    vslice: 0,
+                    vlag_limit: 0,
                     state: State::Blocked(Why::Sleep),
                     cpu: 0,
                     on_rq: false,
@@ -112,6 +114,8 @@ impl<P: Policy + ?Sized> Sim<P> {
                     sum_exec: 0,
                     runnable_since: 0,
                 });
+                let t = tasks.last_mut().expect("just pushed");
+                fair::set_weight(t, fair::weight(spec.nice), p.base_slice_ns, p.tick_ns);
             }
         }
         let rqs = caps

@@ -46,7 +46,7 @@ impl<P: Policy + ?Sized> Sim<P> {
             let d = &mut self.w.tasks[donor as usize];
             if !d.eff.is_rt() && d.vruntime >= d.deadline {
                 // Slice used up: new deadline, and let the pick decide (update_deadline).
-                d.deadline = d.vruntime + fair::to_virtual(self.w.base_slice, d.weight);
+                d.deadline = d.vruntime + d.vslice;
                 if others {
                     self.resched |= 1 << cpu;
                 }
@@ -383,7 +383,6 @@ impl<P: Policy + ?Sized> Sim<P> {
     fn enqueue(&mut self, t: TaskIdx, cpu: u32) {
         self.update_curr(cpu);
         let v = fair::avg_vruntime(&self.w.rqs[cpu as usize], &self.w.tasks);
-        let slice = self.w.base_slice;
         let task = &mut self.w.tasks[t as usize];
         task.cpu = cpu;
         task.on_rq = true;
@@ -391,7 +390,7 @@ impl<P: Policy + ?Sized> Sim<P> {
         if task.eff.is_rt() {
             rq.rt.push(t);
         } else {
-            fair::place(task, v, slice);
+            fair::place(task, v);
             rq.fair.push(t);
         }
         self.count_queued(cpu);
@@ -408,10 +407,9 @@ impl<P: Policy + ?Sized> Sim<P> {
         self.update_curr(cpu);
         self.take_from_queue(cpu, t);
         let v = fair::avg_vruntime(&self.w.rqs[cpu as usize], &self.w.tasks);
-        let (slice, tick) = (self.w.base_slice, self.w.tick_ns);
         let task = &mut self.w.tasks[t as usize];
         if !task.eff.is_rt() {
-            fair::save_lag(task, v, slice, tick);
+            fair::save_lag(task, v);
         }
         task.on_rq = false;
         self.w.rqs[cpu as usize].vclock = v;
@@ -584,12 +582,12 @@ impl<P: Policy + ?Sized> Sim<P> {
         if queued {
             self.take_from_queue(cpu, t);
         }
-        let slice = self.w.base_slice;
+        let (slice, tick) = (self.w.base_slice, self.w.tick_ns);
         let task = &mut self.w.tasks[t as usize];
         let was_rt = task.eff.is_rt();
         let old_w = task.weight;
         task.eff = s;
-        task.weight = fair::weight(s.nice as i32);
+        fair::set_weight(task, fair::weight(s.nice as i32), slice, tick);
         if !s.is_rt() {
             if was_rt || !on_rq {
                 task.vruntime = if on_rq { v } else { task.vruntime };
@@ -601,7 +599,7 @@ impl<P: Policy + ?Sized> Sim<P> {
             if !on_rq {
                 task.vlag = (task.vlag as i128 * old_w as i128 / task.weight as i128) as i64;
             }
-            task.deadline = task.vruntime + fair::to_virtual(slice, task.weight);
+            task.deadline = task.vruntime + task.vslice;
         }
         if queued {
             let rq = &mut self.w.rqs[cpu as usize];
