@@ -95,7 +95,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 == 0 {
+            if x.is_multiple_of(3) {
                 let want = std_heap.pop().map(|std::cmp::Reverse(k)| k);
                 assert_eq!(h.pop().map(|e| e.0), want);
             } else {
