@@ -106,6 +106,8 @@ pub struct Sim<P: Policy + ?Sized = dyn Policy> {
     queued_on: u64,
     /// The policy's [`Policy::sched_hooks`].
     sched_hooks: bool,
+    /// The policy's [`Policy::sched_hook_ns`].
+    sched_hook_ns: u64,
     /// The policy's [`Policy::lock_hooks`].
     lock_hooks: bool,
     /// CPUs with nothing current (`World::idle_mask`, kept up to date where `curr` changes).
@@ -223,6 +225,7 @@ impl<P: Policy + ?Sized> Sim<P> {
                 self.resched(cpu);
             }
             self.apply();
+            self.charge_sched_hook(cpu);
         }
     }
 
@@ -347,6 +350,15 @@ impl<P: Policy + ?Sized> Sim<P> {
                     self.slice_end(t, Name::Grant(t));
                 }
             }
+        }
+    }
+
+    /// Charges a scheduler hook call's own cost on `cpu` ([`Policy::sched_hook_ns`]), after
+    /// the hook's actions.
+    #[inline(always)]
+    fn charge_sched_hook(&mut self, cpu: u32) {
+        if self.sched_hook_ns != 0 {
+            self.charge(cpu, self.sched_hook_ns);
         }
     }
 

@@ -159,6 +159,14 @@ pub trait Policy: Send {
         false
     }
 
+    /// CPU time (ns) each scheduler hook call costs on the CPU it runs on (for
+    /// [`Self::select_cpu`], the task's previous CPU). The simulator charges it after applying
+    /// the hook's actions, as if the hook had pushed an [`Action::Charge`] first: it is read
+    /// once per run, and the hottest calls then push nothing.
+    fn sched_hook_ns(&self) -> u64 {
+        0
+    }
+
     /// A lock event on `cpu`.
     fn lock_event(&mut self, _w: &World, _cpu: u32, _ev: LockEvent, _out: &mut Vec<Action>) {}
 

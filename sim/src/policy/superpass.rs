@@ -304,12 +304,17 @@ impl SuperPass {
         }
     }
 
-    /// Charges one hook call on `cpu`.
+    /// Charges one lock-event hook call on `cpu`.
     fn hook(&mut self, cpu: u32, out: &mut Vec<Action>) {
         self.calls += 1;
         if self.hook_ns > 0 {
             out.push(Action::Charge(cpu, self.hook_ns));
         }
+    }
+
+    /// Counts one scheduler hook call (the simulator charges it: [`Policy::sched_hook_ns`]).
+    fn sched_hook(&mut self) {
+        self.calls += 1;
     }
 
     fn tid(w: &World, t: TaskIdx) -> Tid {
@@ -404,6 +409,10 @@ impl Policy for SuperPass {
         true
     }
 
+    fn sched_hook_ns(&self) -> u64 {
+        self.hook_ns
+    }
+
     fn setup(&mut self, w: &World, _out: &mut Vec<Action>) {
         let mut e = Engine::new(w.rqs.len() as u32, Recorder::default());
         e.set_cpu_capacities(&Self::capacities(w));
@@ -446,7 +455,7 @@ impl Policy for SuperPass {
 
     #[inline]
     fn enqueue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {
-        self.hook(cpu, out);
+        self.sched_hook();
         let tid = Self::tid(w, t);
         if self.handle(w.now, Event::Enqueue { cpu, tid }) == Answer::Resched {
             out.push(Action::Resched(cpu));
@@ -456,7 +465,7 @@ impl Policy for SuperPass {
 
     #[inline]
     fn dequeue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {
-        self.hook(cpu, out);
+        self.sched_hook();
         let tid = Self::tid(w, t);
         // The module's dequeue probe reports a sleep (DEQUEUE_SLEEP) of a task in the
         // engine's woken lanes.
@@ -479,7 +488,7 @@ impl Policy for SuperPass {
         next: Option<TaskIdx>,
         out: &mut Vec<Action>,
     ) -> Option<TaskIdx> {
-        self.hook(cpu, out);
+        self.sched_hook();
         let fair_next = Self::opt_tid(w, next);
         let r = match self.handle(w.now, Event::Pick { cpu, fair_next }) {
             Answer::Run(tid) => self.idx.get(&tid).copied(),
@@ -498,7 +507,7 @@ impl Policy for SuperPass {
         waking: TaskIdx,
         out: &mut Vec<Action>,
     ) -> bool {
-        self.hook(cpu, out);
+        self.sched_hook();
         let ev = Event::Wakeup {
             cpu,
             curr: Self::tid(w, curr),
@@ -518,7 +527,7 @@ impl Policy for SuperPass {
         idle: u64,
         out: &mut Vec<Action>,
     ) -> Option<u32> {
-        self.hook(prev, out);
+        self.sched_hook();
         let task = w.task(t);
         let ev = Event::SelectCpu {
             tid: task.tid,
@@ -536,7 +545,7 @@ impl Policy for SuperPass {
 
     #[inline]
     fn tick(&mut self, w: &World, cpu: u32, curr: TaskIdx, out: &mut Vec<Action>) -> bool {
-        self.hook(cpu, out);
+        self.sched_hook();
         let curr = Self::tid(w, curr);
         let a = self.handle(w.now, Event::Tick { cpu, curr });
         // A budget-revoked blocker granted again (its window passed) is placed like any other.

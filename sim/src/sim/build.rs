@@ -142,6 +142,7 @@ impl<P: Policy + ?Sized> Sim<P> {
         };
         let nt = w.tasks.len();
         let (sched_hooks, lock_hooks) = (policy.sched_hooks(), policy.lock_hooks());
+        let sched_hook_ns = policy.sched_hook_ns();
         let mut sim = Sim {
             policy,
             q: EventQueue::with_capacity(256),
@@ -153,6 +154,7 @@ impl<P: Policy + ?Sized> Sim<P> {
             queued: 0,
             queued_on: 0,
             sched_hooks,
+            sched_hook_ns,
             lock_hooks,
             idle: if nr >= 64 { u64::MAX } else { (1u64 << nr) - 1 },
             late: 0,

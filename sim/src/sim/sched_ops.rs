@@ -216,6 +216,7 @@ impl<P: Policy + ?Sized> Sim<P> {
                     let n = fair::pick(rq, &self.w.tasks);
                     let o = self.policy.pick_fair(&self.w, cpu, prev, n, &mut self.out);
                     let changed = self.apply_changed();
+                    self.charge_sched_hook(cpu);
                     let rq = &self.w.rqs[cpu as usize];
                     match o {
                         Some(t)
@@ -397,6 +398,7 @@ impl<P: Policy + ?Sized> Sim<P> {
         if self.sched_hooks {
             self.policy.enqueue(&self.w, cpu, t, &mut self.out);
             self.apply();
+            self.charge_sched_hook(cpu);
         }
     }
 
@@ -416,6 +418,7 @@ impl<P: Policy + ?Sized> Sim<P> {
         if self.sched_hooks {
             self.policy.dequeue(&self.w, cpu, t, &mut self.out);
             self.apply();
+            self.charge_sched_hook(cpu);
         }
     }
 
@@ -470,6 +473,7 @@ impl<P: Policy + ?Sized> Sim<P> {
                 .policy
                 .should_preempt(&self.w, cpu, c, t, &mut self.out);
             self.apply();
+            self.charge_sched_hook(cpu);
             f
         };
         if pick == Some(t) || forced {
@@ -487,16 +491,14 @@ impl<P: Policy + ?Sized> Sim<P> {
             return self.select_rt(t);
         }
         if self.sched_hooks {
-            if let Some(c) = self
+            let c = self
                 .policy
-                .select_cpu(&self.w, t, prev, idle, &mut self.out)
-            {
-                self.apply();
-                if allowed & (1 << c) != 0 {
-                    return c;
-                }
-            }
+                .select_cpu(&self.w, t, prev, idle, &mut self.out);
             self.apply();
+            self.charge_sched_hook(prev);
+            if let Some(c) = c.filter(|&c| allowed & (1 << c) != 0) {
+                return c;
+            }
         }
         let cand = idle & allowed;
         if cand != 0 {
