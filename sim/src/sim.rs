@@ -354,11 +354,13 @@ impl<P: Policy + ?Sized> Sim<P> {
     }
 
     /// Charges a scheduler hook call's own cost on `cpu` ([`Policy::sched_hook_ns`]), after
-    /// the hook's actions.
+    /// the hook's actions. `cpu` must be accounted at this instant (every such hook but
+    /// `select_cpu` follows an `update_curr` of its CPU), so the charge adds the debt at once.
     #[inline(always)]
     fn charge_sched_hook(&mut self, cpu: u32) {
         if self.sched_hook_ns != 0 {
-            self.charge(cpu, self.sched_hook_ns);
+            debug_assert_eq!(self.w.rqs[cpu as usize].last_update, self.w.now);
+            self.add_charge(cpu, self.sched_hook_ns);
         }
     }
 

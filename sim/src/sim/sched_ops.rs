@@ -495,7 +495,10 @@ impl<P: Policy + ?Sized> Sim<P> {
                 .policy
                 .select_cpu(&self.w, t, prev, idle, &mut self.out);
             self.apply();
-            self.charge_sched_hook(prev);
+            // `prev` need not be accounted at this instant: the charge accounts it first.
+            if self.sched_hook_ns != 0 {
+                self.charge(prev, self.sched_hook_ns);
+            }
             if let Some(c) = c.filter(|&c| allowed & (1 << c) != 0) {
                 return c;
             }
