@@ -41,13 +41,12 @@ impl<P: Policy + ?Sized> Sim<P> {
         // Checked even when no time passed, so an earlier `account(.., false)` at this
         // instant cannot hide an expiry from this scheduling point.
         if check_deadline {
-            let rq = &self.w.rqs[cpu as usize];
-            let others = !rq.fair.is_empty() || !rq.rt.is_empty();
             let d = &mut self.w.tasks[donor as usize];
             if !d.eff.is_rt() && d.vruntime >= d.deadline {
                 // Slice used up: new deadline, and let the pick decide (update_deadline).
                 d.deadline = d.vruntime + d.vslice;
-                if others {
+                let rq = &self.w.rqs[cpu as usize];
+                if !rq.fair.is_empty() || !rq.rt.is_empty() {
                     self.resched |= 1 << cpu;
                 }
             }
