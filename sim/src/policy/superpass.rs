@@ -414,13 +414,14 @@ impl Policy for SuperPass {
     }
 
     fn setup(&mut self, w: &World, _out: &mut Vec<Action>) {
-        let mut e = Engine::new(w.rqs.len() as u32, Recorder::default());
+        // Built in place: the engine is tens of KiB, and a local moved in copied all of it.
+        self.engine = Engine::new(w.rqs.len() as u32, Recorder::default());
+        let e = &mut self.engine;
         e.set_cpu_capacities(&Self::capacities(w));
         e.set_critical(w.now, &Self::critical_set(w))
             .expect("critical set fits the default tunables");
         e.set_enabled(w.now, true);
         self.idx = TidIndex::new(w.tasks.iter().map(|t| t.tid));
-        self.engine = e;
     }
 
     #[inline]
