@@ -37,6 +37,8 @@ enum Op {
     DrawFrameBegin,
     DrawFrameEnd,
     Signal(TaskIdx),
+    /// A signal whose sender blocks until the target takes the token.
+    SignalSync(TaskIdx),
     Wait,
     BinderCall(u32),
     BinderServe,
