@@ -276,6 +276,7 @@ impl Sim {
         for c in 0..self.w.rqs.len() as u32 {
             self.update_curr(c);
         }
+        self.end_open_waits();
         for l in 0..self.w.locks.len() as u32 {
             self.lock_occupancy(l);
         }
