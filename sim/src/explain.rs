@@ -327,6 +327,7 @@ mod tests {
             self_ns: 0,
             other_woken_ns: 0,
             ui: true,
+            open: false,
         }
     }
 

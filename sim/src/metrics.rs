@@ -46,6 +46,9 @@ pub struct Blocking {
     pub other_woken_ns: u64,
     /// Whether the waiter is the UI thread (otherwise RenderThread).
     pub ui: bool,
+    /// Still waiting when the run ended: `end_ns` is the run's end, so the wait was at least
+    /// this long.
+    pub open: bool,
 }
 
 impl Blocking {

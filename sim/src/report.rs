@@ -137,11 +137,13 @@ fn paper_table(md: &mut String, all: &[(String, Placement, Comparison)]) {
          (`default`'s p99.9 brought down to its floor: each wait's blockers' sleep plus their \
          running on the fastest CPU each may use, at the same rank; what a CPU policy could cut \
          at most if the waits themselves stayed as they are, an estimate, docs/metrics.md), the blocking count (all waits, and waits ≥1 ms), janky \
-         frames (relative change of the means), and the CPU overhead (percentage points). \
-         Intervals: 95% paired bootstrap over seeds.\n\n\
-         | scenario | placement | p99.9 cut | floor cut | n | count cut | count ≥1 ms cut | janky cut | CPU |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|\n\
-         | **paper (Pixel 8)** | | **{:+.1}%** | | | **{:+.1}%** | | **{:+.1}%** | **{:+.2} pp** |",
+         frames (relative change of the means), the janky share of the frames drawn (change in \
+         percentage points, with the 95% t interval of the paired differences: a policy that lets the \
+         app draw more frames can raise the janky count while the share falls) and the CPU overhead \
+         (percentage points). Other intervals: 95% paired bootstrap over seeds.\n\n\
+         | scenario | placement | p99.9 cut | floor cut | n | count cut | count ≥1 ms cut | janky cut | janky share | CPU |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n\
+         | **paper (Pixel 8)** | | **{:+.1}%** | | | **{:+.1}%** | | **{:+.1}%** | | **{:+.2} pp** |",
         PAPER.0, PAPER.1, PAPER.2, PAPER.3
     );
     for (name, placement, c) in all {
@@ -164,6 +166,17 @@ fn paper_table(md: &mut String, all: &[(String, Placement, Comparison)]) {
                 format!("{:+.1}%", x.change)
             }
         };
+        let share = &cells[s][index("janky_pct")];
+        let share = if !share.change.is_finite() {
+            "n/a".to_string()
+        } else if share.change_lo.is_finite() {
+            format!(
+                "{:+.1} pp [{:+.1}, {:+.1}]",
+                share.change, share.change_lo, share.change_hi
+            )
+        } else {
+            format!("{:+.1} pp", share.change)
+        };
         let cpu = &cells[s][index("cpu_overhead_pct")];
         let tail = Tail::of(&c.runs[b], 0.001);
         let floor_cut = if tail.threshold_ns > 0 {
@@ -176,7 +189,7 @@ fn paper_table(md: &mut String, all: &[(String, Placement, Comparison)]) {
         };
         let _ = writeln!(
             md,
-            "| {name} | {} | {} | {floor_cut} | {}{} / {}{} | {} | {} | {} | {:+.2} pp |",
+            "| {name} | {} | {} | {floor_cut} | {}{} / {}{} | {} | {} | {} | {share} | {:+.2} pp |",
             placement.name(),
             cell("p999_blocking_us"),
             n[b],

@@ -37,6 +37,8 @@ enum Op {
     DrawFrameBegin,
     DrawFrameEnd,
     Signal(TaskIdx),
+    /// A signal whose sender blocks until the target takes the token.
+    SignalSync(TaskIdx),
     Wait,
     BinderCall(u32),
     BinderServe,
@@ -282,6 +284,7 @@ impl<P: Policy + ?Sized> Sim<P> {
         for c in 0..self.w.rqs.len() as u32 {
             self.update_curr(c);
         }
+        self.end_open_waits();
         for l in 0..self.w.locks.len() as u32 {
             self.lock_occupancy(l);
         }

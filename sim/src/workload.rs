@@ -64,6 +64,12 @@ pub enum OpSpec {
     Signal {
         /// Target thread name.
         target: String,
+        /// Block until the target takes the token, as the UI thread blocks in
+        /// `DrawFrameTask::postAndWait` (frameworks/base/libs/hwui/renderthread/DrawFrameTask.cpp)
+        /// until the RenderThread syncs its frame: the UI thread never runs more than one frame
+        /// ahead of the RenderThread.
+        #[serde(default)]
+        sync: bool,
     },
     /// Block until a token was posted to this thread.
     Wait,
@@ -378,8 +384,28 @@ impl Scenario {
                     {
                         return Err(format!("thread `{}`: unknown lock `{lock}`", t.name));
                     }
-                    OpSpec::Signal { target } if !names.contains(target) => {
+                    OpSpec::Signal { target, .. } if !names.contains(target) => {
                         return Err(format!("thread `{}`: unknown target `{target}`", t.name));
+                    }
+                    // A target keeps one waiting sender: a second would never be woken.
+                    OpSpec::Signal { target, sync: true } if t.count > 1 => {
+                        return Err(format!(
+                            "thread `{}`: a `sync` signal needs count = 1 (it waits for `{target}` alone)",
+                            t.name
+                        ));
+                    }
+                    OpSpec::Signal { target, sync: true }
+                        if self.threads.iter().any(|o| {
+                            o.name != t.name
+                                && o.program.iter().any(|p| {
+                                    matches!(p, OpSpec::Signal { target: x, sync: true } if x == target)
+                                })
+                        }) =>
+                    {
+                        return Err(format!(
+                            "thread `{}`: another thread also sends `sync` signals to `{target}`; only one may",
+                            t.name
+                        ));
                     }
                     OpSpec::BinderCall { pool }
                         if !self.threads.iter().any(|s| s.pool.as_ref() == Some(pool)) =>

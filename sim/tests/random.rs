@@ -105,10 +105,11 @@ fn scenario(case: u64) -> String {
         ""
     };
     let ui_rt = if g.chance(0.2) { "rt_prio = 1\n" } else { "" };
+    let sync = g.chance(0.5);
     t += &format!(
         "[[threads]]\nname = \"ui\"\nprocess = \"app\"\nnice = -10\nrole = \"ui\"\nprefer_big = true\n{ui_rt}\
          program = [{{ op = \"wait_vsync\" }}, {{ op = \"do_frame_begin\" }}, {{ op = \"compute\", us = [100, 2000] }}, \
-         {{ op = \"branch\", p = 0.5, skip = {} }}, {ui_sec}{call}, {{ op = \"do_frame_end\" }}, {{ op = \"signal\", target = \"rt\" }}]\n",
+         {{ op = \"branch\", p = 0.5, skip = {} }}, {ui_sec}{call}, {{ op = \"do_frame_end\" }}, {{ op = \"signal\", target = \"rt\", sync = {sync} }}]\n",
         ui_sec.matches("op =").count() + usize::from(binder),
     );
     let rt_sec = section(&mut g, nlocks, &rwsem);

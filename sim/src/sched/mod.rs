@@ -80,6 +80,8 @@ pub enum Why {
     Vsync,
     /// Waiting for a token from another thread.
     Wait,
+    /// Waiting for another thread to take this one's token (a `sync` signal).
+    Sync,
     /// Waiting for a binder reply.
     Binder,
     /// Binder server waiting for a transaction.
@@ -158,6 +160,8 @@ pub struct Task {
     pub remaining: u64,
     /// Tokens posted by `signal`.
     pub tokens: u32,
+    /// The task blocked in a `sync` signal until this one takes its token.
+    pub sync_sender: Option<TaskIdx>,
     /// Vsync this task last woke for.
     pub vsync_ts: u64,
     /// Caller being served (binder server).

@@ -103,6 +103,7 @@ impl<P: Policy + ?Sized> Sim<P> {
                     pc: 0,
                     remaining: 0,
                     tokens: 0,
+                    sync_sender: None,
                     vsync_ts: 0,
                     serving: None,
                     pool: spec
@@ -257,8 +258,13 @@ pub(super) fn compile(
         OpSpec::DoFrameEnd => Op::DoFrameEnd,
         OpSpec::DrawFrameBegin => Op::DrawFrameBegin,
         OpSpec::DrawFrameEnd => Op::DrawFrameEnd,
-        OpSpec::Signal { target } => {
-            Op::Signal(names.iter().position(|n| n == target).expect("validated") as u32)
+        OpSpec::Signal { target, sync } => {
+            let to = names.iter().position(|n| n == target).expect("validated") as u32;
+            if *sync {
+                Op::SignalSync(to)
+            } else {
+                Op::Signal(to)
+            }
         }
         OpSpec::Wait => Op::Wait,
         OpSpec::BinderCall { pool } => Op::BinderCall(

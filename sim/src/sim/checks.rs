@@ -104,6 +104,9 @@ impl<P: Policy + ?Sized> Sim<P> {
                         || t.blocked_on.is_none()
                 }
                 State::Blocked(Why::Vsync) => self.vsync_waiters.contains(&(i as u32)),
+                State::Blocked(Why::Sync) => {
+                    w.tasks.iter().any(|o| o.sync_sender == Some(i as u32))
+                }
                 State::Blocked(Why::Serve) => t
                     .pool
                     .is_some_and(|p| w.pools[p as usize].idle.contains(&(i as u32))),

@@ -83,9 +83,23 @@ impl<P: Policy + ?Sized> Sim<P> {
                         tt.tokens += 1;
                     }
                 }
+                Op::SignalSync(target) => {
+                    let tt = &mut self.w.tasks[target as usize];
+                    if tt.state == State::Blocked(Why::Wait) {
+                        self.wake(target, Some(cpu));
+                    } else {
+                        tt.tokens += 1;
+                        tt.sync_sender = Some(t);
+                        self.block(t, Why::Sync);
+                        return Flow::Blocked;
+                    }
+                }
                 Op::Wait => {
                     if task.tokens > 0 {
                         task.tokens -= 1;
+                        if let Some(s) = task.sync_sender.take() {
+                            self.wake(s, Some(cpu));
+                        }
                     } else {
                         self.block(t, Why::Wait);
                         return Flow::Blocked;

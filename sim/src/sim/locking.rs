@@ -202,6 +202,18 @@ impl<P: Policy + ?Sized> Sim<P> {
 
     /// Closes a lock wait: trace slice and, for critical threads, a blocking interval.
     pub(super) fn end_wait(&mut self, t: TaskIdx, l: u32) {
+        self.close_wait(t, l, false);
+    }
+
+    /// Closes every critical lock wait still open when the run ends, as a wait at least that
+    /// long: dropping it would hide the worst wait of all, a critical thread starved to the end.
+    pub(super) fn end_open_waits(&mut self) {
+        while let Some(a) = self.active.last() {
+            self.close_wait(a.task, a.lock, true);
+        }
+    }
+
+    fn close_wait(&mut self, t: TaskIdx, l: u32, open: bool) {
         self.w.tasks[t as usize].lock_wait = None;
         self.slice_end(t, Name::LockWait(l));
         if let Some(i) = self.active.iter().position(|a| a.task == t) {
@@ -226,6 +238,7 @@ impl<P: Policy + ?Sized> Sim<P> {
                     self_ns: a.acc[3],
                     other_woken_ns: a.acc[4],
                     ui: self.w.tasks[t as usize].role == ThreadRole::Ui,
+                    open,
                 });
             }
         }
