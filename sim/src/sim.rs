@@ -36,9 +36,8 @@ enum Op {
     DoFrameEnd,
     DrawFrameBegin,
     DrawFrameEnd,
-    Signal(TaskIdx),
-    /// A signal whose sender blocks until the target takes the token.
-    SignalSync(TaskIdx),
+    /// A token for a task; with `true`, the sender blocks until the target takes it.
+    Signal(TaskIdx, bool),
     Wait,
     BinderCall(u32),
     BinderServe,

@@ -260,11 +260,7 @@ pub(super) fn compile(
         OpSpec::DrawFrameEnd => Op::DrawFrameEnd,
         OpSpec::Signal { target, sync } => {
             let to = names.iter().position(|n| n == target).expect("validated") as u32;
-            if *sync {
-                Op::SignalSync(to)
-            } else {
-                Op::Signal(to)
-            }
+            Op::Signal(to, *sync)
         }
         OpSpec::Wait => Op::Wait,
         OpSpec::BinderCall { pool } => Op::BinderCall(

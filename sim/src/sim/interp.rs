@@ -75,23 +75,17 @@ impl<P: Policy + ?Sized> Sim<P> {
                         }
                     }
                 }
-                Op::Signal(target) => {
+                Op::Signal(target, sync) => {
                     let tt = &mut self.w.tasks[target as usize];
                     if tt.state == State::Blocked(Why::Wait) {
                         self.wake(target, Some(cpu));
                     } else {
                         tt.tokens += 1;
-                    }
-                }
-                Op::SignalSync(target) => {
-                    let tt = &mut self.w.tasks[target as usize];
-                    if tt.state == State::Blocked(Why::Wait) {
-                        self.wake(target, Some(cpu));
-                    } else {
-                        tt.tokens += 1;
-                        tt.sync_sender = Some(t);
-                        self.block(t, Why::Sync);
-                        return Flow::Blocked;
+                        if sync {
+                            tt.sync_sender = Some(t);
+                            self.block(t, Why::Sync);
+                            return Flow::Blocked;
+                        }
                     }
                 }
                 Op::Wait => {
