@@ -1,8 +1,10 @@
-//! A `sync` signal keeps the UI thread at most one frame ahead of a slow RenderThread.
+//! A `sync` signal keeps the UI thread from running ahead of a slow RenderThread.
+
+mod common;
 
 use superpass_sim::sim::RunOpts;
 use superpass_sim::{run_with, Policy, Scenario};
-use superpass_trace::events::{Events, SliceKind};
+use superpass_trace::events::Events;
 
 /// A 60 Hz app whose RenderThread needs 30 ms of a big core per frame: it cannot keep up.
 fn scenario(sync: bool) -> Scenario {
@@ -58,14 +60,7 @@ fn frames_begun(sync: bool) -> (usize, usize) {
     );
     let mut ev = Events::default();
     superpass_trace::perfetto::decode(&bytes.expect("trace"), &mut ev).expect("decodes");
-    let names: Vec<String> = ev
-        .slices
-        .iter()
-        .filter_map(|s| match s.kind {
-            SliceKind::Begin { name, .. } => Some(ev.strings.get(name).to_string()),
-            _ => None,
-        })
-        .collect();
+    let names = common::begun_slices(&ev);
     let count = |p: &str| names.iter().filter(|n| n.starts_with(p)).count();
     (count("Choreographer#doFrame"), count("DrawFrame"))
 }

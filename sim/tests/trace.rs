@@ -1,5 +1,7 @@
 //! The `--trace` output decodes against Perfetto's schema and agrees with the run's metrics.
 
+mod common;
+
 use std::collections::HashMap;
 use superpass_sim::sim::RunOpts;
 use superpass_sim::{run_with, Policy, Scenario};
@@ -54,14 +56,7 @@ fn decodes_with_expected_content() {
     );
     assert_eq!(cpus.len(), 9, "switches on every CPU: {cpus:?}");
     // Slice names.
-    let names: Vec<String> = ev
-        .slices
-        .iter()
-        .filter_map(|s| match s.kind {
-            SliceKind::Begin { name, .. } => Some(ev.strings.get(name).to_string()),
-            _ => None,
-        })
-        .collect();
+    let names = common::begun_slices(&ev);
     for want in [
         "lockwait:",
         "lockhold:",
