@@ -806,7 +806,7 @@ impl<O: Observer> Engine<O> {
     /// this boosted, if any.
     pub fn waiter_slept(&mut self, now: Nanos, tid: Tid) -> Boosted {
         let mut out = Boosted::default();
-        if !self.enabled || self.detector.woken_lanes() & (1 << (tid as u32 % 64)) == 0 {
+        if !self.enabled || !lanes_may_contain(self.detector.woken_lanes(), tid) {
             return out;
         }
         if let Some(w) = self.detector.take_woken(tid) {

@@ -12,7 +12,7 @@
 //! Every answer is computed in time bounded by the table sizes in [`super::tunables`].
 
 use super::engine::Observer;
-use super::filter::TidFilter;
+use super::filter::{lane_bit, TidFilter};
 use super::stats::Stats;
 use super::tunables::{Tunables, MAX_GRANTS, MAX_QUEUE};
 use super::{Cpu, LockId, Nanos, Tid, MAX_CPUS};
@@ -204,7 +204,9 @@ pub struct FastTrack {
     /// The grant slots a direct grant (depth 1) may take (bit `i`: slot `i`), derived once per
     /// tunables change: those below `max_grants`, none if `max_depth` allows no grant at all.
     direct_room: u64,
-    filter: TidFilter,
+    /// Every boosted task; the lane summary is derived from `boosts` on demand instead, since
+    /// boosts change on the critical-wait paths and the summary is read far more rarely.
+    filter: TidFilter<false>,
     /// Budget-revoked tasks waiting for their next window (`regrant.rs`).
     cooling: [Option<Cooling>; MAX_COOLING],
     /// The soonest `until` in `cooling`; `Nanos::MAX` if it is empty.
@@ -281,9 +283,12 @@ impl FastTrack {
         self.filter.may_contain(tid)
     }
 
-    /// The boosted tasks' [`TidFilter::lanes`]: a lock-free summary platforms publish.
-    pub const fn boosted_lanes(&self) -> u64 {
-        self.filter.lanes()
+    /// The boosted tasks' lane summary (as [`TidFilter::lanes`]), which platforms publish for
+    /// lock-free readers; a walk of the live boosts.
+    pub fn boosted_lanes(&self) -> u64 {
+        bits(self.live_boosts)
+            .filter_map(|i| self.boosts[i])
+            .fold(0, |acc, b| acc | lane_bit(b.tid))
     }
 
     /// True if `tid` holds the fast track.

@@ -11,21 +11,25 @@ const SLOTS: usize = 1024;
 
 /// A counting filter over thread ids.
 ///
+/// `LANES` says whether it also keeps a 64-bit lane summary (see [`TidFilter::lanes`]). A
+/// filter whose owner can derive the summary from its own table more cheaply leaves it off and
+/// saves the upkeep on every insert and remove.
+///
 /// # Invariants
 ///
 /// `counts[slot(t)]` is the number of live memberships of every `t` hashing there, so a zero
-/// count proves absence. `lane_counts[l]` is the sum of `counts[s]` over the slots `s` of lane
-/// `l` (`s % 64 == l`), and bit `l` of `lanes` is set iff it is non-zero. Members number far
-/// fewer than 255 (the critical set, the boosted table and the wait table each bound theirs), so
-/// no count wraps.
+/// count proves absence. With `LANES`, `lane_counts[l]` is the sum of `counts[s]` over the slots
+/// `s` of lane `l` (`s % 64 == l`), and bit `l` of `lanes` is set iff it is non-zero; without,
+/// both stay zero. Members number far fewer than 255 (the critical set, the boosted table and
+/// the wait table each bound theirs), so no count wraps.
 #[derive(Clone, Debug)]
-pub struct TidFilter {
+pub struct TidFilter<const LANES: bool = true> {
     counts: [u8; SLOTS],
     lane_counts: [u8; 64],
     lanes: u64,
 }
 
-impl Default for TidFilter {
+impl<const LANES: bool> Default for TidFilter<LANES> {
     fn default() -> Self {
         Self::new()
     }
@@ -37,7 +41,16 @@ const fn slot(tid: Tid) -> usize {
     (tid as u32 as usize) & (SLOTS - 1)
 }
 
-impl TidFilter {
+impl TidFilter<true> {
+    /// A 64-bit summary a platform can publish for lock-free readers: bit `tid % 64` clear
+    /// proves `tid` is not a member (see [`lanes_may_contain`]).
+    #[inline(always)]
+    pub const fn lanes(&self) -> u64 {
+        self.lanes
+    }
+}
+
+impl<const LANES: bool> TidFilter<LANES> {
     /// An empty filter.
     pub const fn new() -> Self {
         Self {
@@ -45,13 +58,6 @@ impl TidFilter {
             lane_counts: [0; 64],
             lanes: 0,
         }
-    }
-
-    /// A 64-bit summary a platform can publish for lock-free readers: bit `tid % 64` clear
-    /// proves `tid` is not a member (see [`lanes_may_contain`]).
-    #[inline(always)]
-    pub const fn lanes(&self) -> u64 {
-        self.lanes
     }
 
     /// False means `tid` is certainly not a member; true means it may be.
@@ -65,8 +71,10 @@ impl TidFilter {
         let s = slot(tid);
         // Counting memberships per lane, rather than live slots, makes this branch-free.
         self.counts[s] = self.counts[s].wrapping_add(1);
-        self.lane_counts[s % 64] = self.lane_counts[s % 64].wrapping_add(1);
-        self.lanes |= 1 << (s % 64);
+        if LANES {
+            self.lane_counts[s % 64] = self.lane_counts[s % 64].wrapping_add(1);
+            self.lanes |= 1 << (s % 64);
+        }
     }
 
     /// Removes one membership of `tid` (which must have been inserted; a slot with none is
@@ -75,6 +83,9 @@ impl TidFilter {
         let s = slot(tid);
         if self.counts[s] != 0 {
             self.counts[s] -= 1;
+            if !LANES {
+                return;
+            }
             let l = &mut self.lane_counts[s % 64];
             // The slot had a membership, so its lane counts at least one.
             *l = l.wrapping_sub(1);
@@ -92,10 +103,16 @@ impl TidFilter {
     }
 }
 
+/// The lane bit of `tid` in a [`TidFilter::lanes`] summary.
+#[inline(always)]
+pub const fn lane_bit(tid: Tid) -> u64 {
+    1 << (tid as u32 % 64)
+}
+
 /// Whether `tid` may be a member of a filter whose [`TidFilter::lanes`] are `lanes`.
 #[inline(always)]
 pub const fn lanes_may_contain(lanes: u64, tid: Tid) -> bool {
-    lanes & (1 << (tid as u32 % 64)) != 0
+    lanes & lane_bit(tid) != 0
 }
 
 #[cfg(test)]
@@ -123,8 +140,19 @@ mod tests {
     }
 
     #[test]
+    fn a_filter_without_lanes_still_counts() {
+        let mut f = TidFilter::<false>::new();
+        f.insert(9);
+        f.insert(9);
+        f.remove(9);
+        assert!(f.may_contain(9));
+        f.remove(9);
+        assert!(!f.may_contain(9));
+    }
+
+    #[test]
     fn counts_memberships() {
-        let mut f = TidFilter::new();
+        let mut f = TidFilter::<true>::new();
         assert!(!f.may_contain(5));
         f.insert(5);
         f.insert(5 + SLOTS as Tid);
