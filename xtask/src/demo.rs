@@ -58,6 +58,10 @@ const TESTS: [&str; 3] = [
     "53-sp-inversion-rwsem.sh",
 ];
 
+/// The test modules (directories of vm/test-modules/) the demo's tests load beside
+/// superpass.ko: the lock device the inversion scenario contends on.
+const TEST_MODULES: [&str; 1] = ["sp-testdev"];
+
 pub fn main(args: &[String]) -> Result<(), String> {
     if wants_help(args) {
         print!("{HELP}");
@@ -118,6 +122,14 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let moddir = stage.join("lib/modules/sp");
     fs::create_dir_all(&moddir).map_err(|e| e.to_string())?;
     fs::copy(&ko, moddir.join("superpass.ko")).map_err(|e| e.to_string())?;
+    eprintln!("[demo] test modules");
+    for m in TEST_MODULES {
+        let src = root().join("vm/test-modules").join(m);
+        for t in vm::build_module(&k, &src, &out.join("demo-modules"))? {
+            let name = t.file_name().unwrap_or_default();
+            fs::copy(&t, moddir.join(name)).map_err(|e| format!("{}: {e}", t.display()))?;
+        }
+    }
     eprintln!("[demo] guest programs");
     vm::build_guest_programs(&root().join(vm::GUEST_DIR), &stage.join("bin"))?;
     let tests: Vec<String> = TESTS.iter().map(|s| s.to_string()).collect();
@@ -471,6 +483,64 @@ mod tests {
         assert_eq!(parse_column("dur\n").unwrap(), Vec::<u64>::new());
         assert_eq!(parse_column("a\tb\n5\tx\n").unwrap(), [5]);
         assert!(parse_column("dur\nNULL\n").unwrap_err().contains("NULL"));
+    }
+
+    /// The `.ko` files a shell script loads from the guest's /lib/modules/sp/.
+    fn loaded_modules(script: &str) -> Vec<String> {
+        let key = "/lib/modules/sp/";
+        script
+            .match_indices(key)
+            .filter_map(|(i, _)| {
+                let rest = &script[i + key.len()..];
+                let end = rest.find(".ko")?;
+                Some(rest[..end].to_string())
+            })
+            .collect()
+    }
+
+    /// The modules a test-module directory's Kbuild builds (`obj-m := a.o b.o`).
+    fn built_modules(dir: &str) -> Vec<String> {
+        let kbuild = root().join("vm/test-modules").join(dir).join("Kbuild");
+        let text =
+            fs::read_to_string(&kbuild).unwrap_or_else(|e| panic!("{}: {e}", kbuild.display()));
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix("obj-m"))
+            .flat_map(|l| {
+                l.trim_start_matches([' ', ':', '+', '='])
+                    .split_whitespace()
+            })
+            .filter_map(|o| o.strip_suffix(".o").map(str::to_string))
+            .collect()
+    }
+
+    #[test]
+    fn every_module_the_demo_loads_is_packed() {
+        let mut packed: Vec<String> = vec!["superpass".into()];
+        for m in TEST_MODULES {
+            packed.extend(built_modules(m));
+        }
+        for t in TESTS {
+            let path = root().join(vm::SUITES_DIR).join(t);
+            let script =
+                fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let loads = loaded_modules(&script);
+            assert!(!loads.is_empty(), "{t} loads no module: the scan is broken");
+            for m in loads {
+                assert!(
+                    packed.contains(&m),
+                    "{t} loads {m}.ko, which the demo does not pack"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn module_scans_read_scripts_and_kbuild() {
+        assert_eq!(
+            loaded_modules("insmod /lib/modules/sp/a.ko || x\ninsmod /lib/modules/sp/b_c.ko"),
+            ["a", "b_c"]
+        );
+        assert_eq!(built_modules("sp-testdev"), ["sp_testdev"]);
     }
 
     #[test]
