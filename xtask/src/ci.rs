@@ -31,8 +31,11 @@ Runs, in order, and stops at the first failure:
   9. cargo xtask symbols --check (module/android/abi_gki_aarch64_superpass
                            matches the .ko vm-test built; prints what a vendor
                            must add to its GKI symbol list)
+  10. cargo xtask demo    (the README's main job: its own VM, the inversion
+                           scenario off / on / SCHED_FIFO and the trace report;
+                           ~5 min)
 
-  --host-only   skip the steps that need the kernel and QEMU (6 to 9)
+  --host-only   skip the steps that need the kernel and QEMU (6 to 10)
 ";
 
 pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
@@ -264,5 +267,9 @@ fn run_ci(t: &mut Timings, host_only: bool) -> Result<(), String> {
     // After vm-test, which built target/module/superpass.ko: reading it with nm takes a second.
     eprintln!("==> symbols");
     t.step("symbols", || crate::symbols::main(&["--check".to_string()]))?;
+    // The README's main job, so that CI fails when it does (it once lacked a module its tests
+    // load, and only a run of the demo itself could show it).
+    eprintln!("==> demo");
+    t.step("demo", || crate::demo::main(&[]))?;
     Ok(())
 }
