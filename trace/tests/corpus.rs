@@ -1,9 +1,14 @@
-//! Real third-party traces (`tests/data`, origins and licences in its README): each
-//! imports, and its row counts equal the counts the trace itself gives, as computed
-//! independently by `tests/data/pin_counts.py` (Perfetto's schema, or line matching).
+//! Real third-party traces (`../shared/corpus/project-tests`, origins and licences in the
+//! corpus README): each imports, and its row counts equal the counts the trace itself gives,
+//! as computed independently by `tests/pin_counts.py` (Perfetto's schema, or line matching).
+
+mod shared_corpus;
 
 use rusqlite::Connection;
 use superpass_trace::import::{self, Format};
+
+/// The corpus folder these tests read.
+const FOLDER: &str = "project-tests";
 
 struct Case {
     file: &'static str,
@@ -61,20 +66,17 @@ const CASES: &[Case] = &[
     },
 ];
 
-fn path(file: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(file)
-}
-
 fn count(conn: &Connection, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
 #[test]
 fn corpus_row_counts_match_the_traces() {
+    let Some(dir) = shared_corpus::folder(FOLDER, "corpus_row_counts_match_the_traces") else {
+        return;
+    };
     for c in CASES {
-        let bytes = std::fs::read(path(c.file)).unwrap();
+        let bytes = shared_corpus::read(&dir, c.file);
         let (conn, s) =
             import::import_in_memory(&bytes).unwrap_or_else(|e| panic!("{}: {e}", c.file));
         let mut formats = s.containers.clone();
@@ -117,7 +119,10 @@ fn corpus_row_counts_match_the_traces() {
 
 #[test]
 fn text_traces_name_threads_and_processes() {
-    let bytes = std::fs::read(path("catapult_android_systrace.html.gz")).unwrap();
+    let Some(dir) = shared_corpus::folder(FOLDER, "text_traces_name_threads_and_processes") else {
+        return;
+    };
+    let bytes = shared_corpus::read(&dir, "catapult_android_systrace.html.gz");
     let (conn, _) = import::import_in_memory(&bytes).unwrap();
     // Every thread that wrote a line or was switched has a name; atrace slices carry the
     // process name of their pid (from its main thread).
@@ -140,7 +145,10 @@ fn text_traces_name_threads_and_processes() {
 
 #[test]
 fn chrome_default_tracks_and_clocks() {
-    let bytes = std::fs::read(path("ms_chrome.pftrace.gz")).unwrap();
+    let Some(dir) = shared_corpus::folder(FOLDER, "chrome_default_tracks_and_clocks") else {
+        return;
+    };
+    let bytes = shared_corpus::read(&dir, "ms_chrome.pftrace.gz");
     let (conn, s) = import::import_in_memory(&bytes).unwrap();
     // Track events on the sequences' default tracks land on their threads.
     let on_threads = count(&conn, "SELECT COUNT(*) FROM thread_slice");
@@ -162,7 +170,12 @@ fn chrome_default_tracks_and_clocks() {
 
 #[test]
 fn a_trace_of_nothing_importable_says_what_it_holds() {
-    let bytes = std::fs::read(path("ms_android_gpu.pftrace.gz")).unwrap();
+    let Some(dir) =
+        shared_corpus::folder(FOLDER, "a_trace_of_nothing_importable_says_what_it_holds")
+    else {
+        return;
+    };
+    let bytes = shared_corpus::read(&dir, "ms_android_gpu.pftrace.gz");
     let (conn, s) = import::import_in_memory(&bytes).unwrap();
     assert_eq!(s.events, 0);
     let gpu = count(

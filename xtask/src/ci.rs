@@ -16,7 +16,9 @@ Runs, in order, and stops at the first failure:
   2. cargo clippy --workspace --all-targets -- -D warnings (with the lints of
      [workspace.lints] in Cargo.toml)
   3. cargo doc --workspace --no-deps, with RUSTDOCFLAGS=-D warnings
-  4. cargo test --workspace (unit, property and integration tests)
+  4. cargo test --workspace (unit, property and integration tests; with
+     SUPERPASS_CORPUS=../shared/corpus when that folder exists, so that the
+     tests on third-party traces run and fail if their folder is missing)
   5. fuzz smoke: each fuzz target for 20 s (SUPERPASS_FUZZ_SECS) from its corpus:
      core/fuzz abi_decode, trace/fuzz decode and ftrace_text; cargo-fuzz 0.13.2
      is installed once into $SUPERPASS_CACHE/tools, and RUSTC_BOOTSTRAP=1 lets
@@ -183,6 +185,26 @@ fn fuzz_smoke() -> Result<(), String> {
     Ok(())
 }
 
+/// Points the tests at the third-party trace corpus (`../shared/corpus` beside the checkout,
+/// never committed) when it is there; with `SUPERPASS_CORPUS` set, a corpus test whose folder
+/// is missing fails instead of skipping. Without the corpus those tests skip and say so.
+fn corpus_env(cmd: &mut Command) {
+    if std::env::var_os("SUPERPASS_CORPUS").is_some() {
+        return;
+    }
+    let corpus = root().join("../shared/corpus");
+    match corpus.canonicalize() {
+        Ok(dir) if dir.is_dir() => {
+            eprintln!("==> test: trace corpus at {}", dir.display());
+            cmd.env("SUPERPASS_CORPUS", dir);
+        }
+        _ => eprintln!(
+            "warning: no trace corpus at {}; the corpus tests will skip",
+            corpus.display()
+        ),
+    }
+}
+
 fn run_host(t: &mut Timings) -> Result<(), String> {
     t.step("perfetto schema", || {
         install_perfetto_schema();
@@ -216,7 +238,10 @@ fn run_host(t: &mut Timings) -> Result<(), String> {
         )
     })?;
     t.step("test", || {
-        run("test", cargo().args(["test", "--workspace"]))
+        let mut test = cargo();
+        test.args(["test", "--workspace"]);
+        corpus_env(&mut test);
+        run("test", &mut test)
     })?;
     t.step("fuzz", fuzz_smoke)?;
     Ok(())

@@ -1,7 +1,11 @@
 """Independent counts for the test corpus: Perfetto's own schema (perfetto_trace_pb2) for
 protobuf, line matching for text. Prints: file, sched_switch events, wakeup events,
-slice begins and instants, counter samples. tests/corpus.rs pins these numbers."""
-import gzip, re, sys, zlib
+slice begins and instants, counter samples. tests/corpus.rs pins these numbers.
+
+Usage: python3 trace/tests/pin_counts.py [FILE...]; without files it reads every trace in
+the shared corpus folder the tests read ($SUPERPASS_CORPUS or ../shared/corpus beside the
+checkout, then project-tests/)."""
+import glob, gzip, os, re, sys, zlib
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 def raw(path):
@@ -45,7 +49,15 @@ def text(path):
     ct = len(re.findall(r': (?:tracing_mark_write|0): C\|', s)) + len(re.findall(r': cpu_(?:idle|frequency): ', s))
     return sw, wk, sl, ct
 
-for f in sys.argv[1:]:
+def corpus_files():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.environ.get('SUPERPASS_CORPUS') or os.path.normpath(os.path.join(here, '../../../shared/corpus'))
+    folder = os.path.join(root, 'project-tests')
+    if not os.path.isdir(folder):
+        sys.exit(f"{folder}: corpus folder absent; pass trace files or set SUPERPASS_CORPUS")
+    return sorted(glob.glob(os.path.join(folder, '*')))
+
+for f in sys.argv[1:] or corpus_files():
     if f.endswith((".md", ".py")):
         continue
     r = text(f) if f.endswith((".txt", ".ctrace", ".html.gz")) else proto(f)
