@@ -7,6 +7,7 @@
 //!   SQLite and [`report`] answers the lock-blocking questions; see `docs/trace.md`.
 
 pub mod art;
+pub mod clocks;
 pub mod events;
 pub mod ftrace_text;
 pub mod perfetto;

@@ -4,8 +4,8 @@
 //! `sched_blocked_reason`, `cpu_frequency`, `cpu_idle`, `print` with atrace markers,
 //! `GenericFtraceEvent` for SuperPass, `compact_sched`), `compressed_packets`,
 //! `process_tree`, `TrackDescriptor`s, `TrackEvent` slices, instants and counters (with
-//! per-sequence interned names, default tracks, and clocks converted to the boot clock
-//! through `ClockSnapshot`s, incremental ones included). Everything else is skipped and
+//! per-sequence interned names, default tracks, and every timestamp converted to the trace
+//! clock by [`crate::clocks`]). Everything else is skipped and
 //! counted by kind ([`crate::events::Diagnostics::skip`]). Recovery rules (see
 //! `docs/trace.md`):
 //! - a packet that fails to decode is counted corrupt and skipped; events it yielded before
@@ -15,6 +15,7 @@
 
 use std::fmt;
 
+use crate::clocks::{Clocks, SnapshotClock};
 use crate::events::{Events, FastMap, PrevState, SchedKind, SliceKind, TrackInfo, TrackKey};
 use crate::proto::{
     bundle, clock, compact, defaults, ftrace, interned, packet, process_tree, thread_descriptor,
@@ -43,19 +44,6 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// A clock scoped to one packet sequence (ids 64..=127), from a `ClockSnapshot`.
-#[derive(Clone, Copy)]
-struct SeqClock {
-    /// Each packet's timestamp is a delta from the previous one.
-    incremental: bool,
-    /// Nanoseconds per unit.
-    mult: i64,
-    /// The latest value, in units (incremental clocks).
-    last: i64,
-    /// Boot-clock nanoseconds minus this clock's nanoseconds.
-    offset: i64,
-}
-
 /// Incremental state of one trusted packet sequence: interned names, defaults, clocks.
 #[derive(Default)]
 struct SeqState {
@@ -69,15 +57,14 @@ struct SeqState {
     thread: Option<i32>,
     /// The legacy `ThreadDescriptor` reference time for `timestamp_delta_us`, in us.
     reference_us: Option<i64>,
-    clocks: FastMap<u64, SeqClock>,
 }
 
 /// Decoder state that spans packets.
 #[derive(Default)]
 struct Decoder {
     sequences: FastMap<u64, SeqState>,
-    /// Boot-clock nanoseconds minus the clock's, per global clock id (from snapshots).
-    clock_offsets: FastMap<u64, i64>,
+    /// Snapshots so far: every timestamp is converted to the trace clock with them.
+    clocks: Clocks,
     /// Last ftrace timestamp per CPU, to count out-of-order events.
     last_ts: Vec<i64>,
     /// Skipped-data table keys already formatted, per (kind, field number).
@@ -207,7 +194,7 @@ impl Decoder {
             self.defaults(seq_id, b)?;
         }
         if let Some(b) = clock_buf {
-            self.clock_snapshot(seq_id, b)?;
+            self.clock_snapshot(seq_id, b, ev)?;
         }
         if let Some(b) = thread_buf {
             self.thread_descriptor(seq_id, b, ev)?;
@@ -291,48 +278,45 @@ impl Decoder {
         Ok(())
     }
 
-    /// Reads a `ClockSnapshot`: each clock's offset to the boot clock (the trace's time
-    /// base), and the sequence's own (possibly incremental) clocks.
-    fn clock_snapshot(&mut self, seq_id: u64, buf: &[u8]) -> Result<(), WireError> {
+    /// Reads a `ClockSnapshot` into the clock graph; one it cannot use is counted in
+    /// `stats` under the reason.
+    fn clock_snapshot(
+        &mut self,
+        seq_id: u64,
+        buf: &[u8],
+        ev: &mut Events,
+    ) -> Result<(), WireError> {
         let mut clocks = Vec::new();
+        let mut primary = None;
         for f in Fields::new(buf) {
             let (n, v) = f?;
+            if n == clock::PRIMARY_TRACE_CLOCK {
+                primary = v.as_u64();
+            }
             if n != clock::CLOCKS {
                 continue;
             }
             let Some(b) = v.as_bytes() else { continue };
-            let (mut id, mut ts, mut incremental, mut mult) = (0u64, 0u64, false, 1u64);
+            let mut c = SnapshotClock {
+                id: 0,
+                value: 0,
+                incremental: false,
+                unit_multiplier_ns: 1,
+            };
             for f in Fields::new(b) {
                 let (n, v) = f?;
                 match n {
-                    clock::CLOCK_ID => id = v.as_u64().unwrap_or(0),
-                    clock::TIMESTAMP => ts = v.as_u64().unwrap_or(0),
-                    clock::IS_INCREMENTAL => incremental = v.as_u64().unwrap_or(0) != 0,
-                    clock::UNIT_MULTIPLIER_NS => mult = v.as_u64().unwrap_or(1).max(1),
+                    clock::CLOCK_ID => c.id = v.as_u64().unwrap_or(0),
+                    clock::TIMESTAMP => c.value = v.as_u64().unwrap_or(0),
+                    clock::IS_INCREMENTAL => c.incremental = v.as_u64().unwrap_or(0) != 0,
+                    clock::UNIT_MULTIPLIER_NS => c.unit_multiplier_ns = v.as_u64().unwrap_or(1),
                     _ => {}
                 }
             }
-            clocks.push((id, ts as i64, incremental, mult as i64));
+            clocks.push(c);
         }
-        let Some(&(_, boot, _, _)) = clocks.iter().find(|c| c.0 == clock::BOOTTIME) else {
-            return Ok(());
-        };
-        for (id, ts, incremental, mult) in clocks {
-            let offset = boot.wrapping_sub(ts.wrapping_mul(mult));
-            if (clock::FIRST_SEQUENCE_CLOCK..128).contains(&id) {
-                let seq = self.sequences.entry(seq_id).or_default();
-                seq.clocks.insert(
-                    id,
-                    SeqClock {
-                        incremental,
-                        mult,
-                        last: ts,
-                        offset,
-                    },
-                );
-            } else if id != clock::BOOTTIME {
-                self.clock_offsets.insert(id, offset);
-            }
+        if let Err(why) = self.clocks.snapshot(seq_id, primary, &clocks) {
+            ev.diag.skip(why);
         }
         Ok(())
     }
@@ -363,9 +347,9 @@ impl Decoder {
         Ok(())
     }
 
-    /// A packet's timestamp on the boot clock: `timestamp_clock_id` (or the sequence's
-    /// default) names the clock; incremental clocks accumulate deltas. An error names a
-    /// clock without a snapshot to convert it (a `stats` kind).
+    /// A packet's timestamp on the trace clock: `timestamp_clock_id`, else the sequence's
+    /// default, else the boot clock names its clock. An error is the `stats` kind of a
+    /// timestamp no snapshot converts.
     fn packet_ts(
         &mut self,
         seq_id: u64,
@@ -375,28 +359,20 @@ impl Decoder {
         let Some(raw) = ts.map(|t| t as i64) else {
             return Ok(None);
         };
-        let seq = self.sequences.get_mut(&seq_id);
-        let clock_id = clock_id.or(seq.as_ref().and_then(|s| s.default_clock));
-        let Some(id) = clock_id.filter(|&c| c != clock::BOOTTIME) else {
-            return Ok(Some(raw));
-        };
-        if (clock::FIRST_SEQUENCE_CLOCK..128).contains(&id) {
-            let c = seq
-                .and_then(|s| s.clocks.get_mut(&id))
-                .ok_or("clock:sequence_clock_without_snapshot")?;
-            let units = if c.incremental {
-                c.last = c.last.wrapping_add(raw);
-                c.last
-            } else {
-                raw
-            };
-            Ok(Some(units.wrapping_mul(c.mult).wrapping_add(c.offset)))
-        } else {
-            let off = self
-                .clock_offsets
-                .get(&id)
-                .ok_or("clock:clock_without_snapshot")?;
-            Ok(Some(raw.wrapping_add(*off)))
+        let clock_id = clock_id
+            .or_else(|| self.sequences.get(&seq_id).and_then(|s| s.default_clock))
+            .unwrap_or(clock::BOOTTIME);
+        self.clocks.to_trace(seq_id, clock_id, raw).map(Some)
+    }
+
+    /// An ftrace timestamp (boot clock) on the trace clock.
+    fn ftrace_ts(&mut self, raw: i64, ev: &mut Events) -> Option<i64> {
+        match self.clocks.to_trace(0, clock::BOOTTIME, raw) {
+            Ok(ts) => Some(ts),
+            Err(why) => {
+                ev.diag.skip(why);
+                None
+            }
         }
     }
 
@@ -588,6 +564,9 @@ impl Decoder {
                 }
             }
         }
+        let Some(ts) = self.ftrace_ts(ts, ev) else {
+            return Ok(());
+        };
         self.check_order(cpu, ts, ev);
         let Some((n, b)) = payload else {
             ev.diag.skip("ftrace:empty_event");
@@ -673,7 +652,9 @@ impl Decoder {
         let mut ts = 0u64;
         for i in 0..n {
             ts = ts.wrapping_add(sw_ts[i]);
-            let tsi = ts as i64;
+            let Some(tsi) = self.ftrace_ts(ts as i64, ev) else {
+                continue;
+            };
             self.check_order(cpu, tsi, ev);
             let next_tid = sw_pid[i] as i32;
             if let Some(comm) = strings.get(sw_comm[i] as usize) {
@@ -694,12 +675,15 @@ impl Decoder {
         let mut ts = 0u64;
         for i in 0..n {
             ts = ts.wrapping_add(wk_ts[i]);
+            let Some(tsi) = self.ftrace_ts(ts as i64, ev) else {
+                continue;
+            };
             let tid = wk_pid[i] as i32;
             if let Some(comm) = wk_comm.get(i).and_then(|&c| strings.get(c as usize)) {
                 ev.note_comm(tid, comm);
             }
             ev.push_sched(
-                ts as i64,
+                tsi,
                 cpu,
                 SchedKind::Waking {
                     tid,

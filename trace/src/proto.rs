@@ -72,6 +72,7 @@ pub mod defaults {
 /// `ClockSnapshot` and its `Clock`.
 pub mod clock {
     pub const CLOCKS: u32 = 1;
+    pub const PRIMARY_TRACE_CLOCK: u32 = 2;
     pub const CLOCK_ID: u32 = 1;
     pub const TIMESTAMP: u32 = 2;
     pub const IS_INCREMENTAL: u32 = 3;

@@ -168,6 +168,42 @@ fn chrome_default_tracks_and_clocks() {
     );
 }
 
+/// Chrome writes its track events on sequence-scoped incremental clocks (id 64) that its
+/// sequences' snapshots tie to MONOTONIC, which only the global snapshot ties to the boot
+/// clock: every slice needs a two-step conversion.
+#[test]
+fn chrome_sequence_clocks_keep_every_slice() {
+    let test = "chrome_sequence_clocks_keep_every_slice";
+    let Some(dir) = shared_corpus::folder("traces", test) else {
+        return;
+    };
+    let bytes = shared_corpus::read(&dir, "chrome_page_loads.pftrace");
+    let (conn, _) = import::import_in_memory(&bytes).unwrap();
+    // pin_counts.py: 21,536 slice begins + 1,401 instants (Perfetto's schema).
+    assert_eq!(count(&conn, "SELECT COUNT(*) FROM slice"), 21536 + 1401);
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM stats WHERE name LIKE 'clock:%'"
+        ),
+        0
+    );
+    // The first slice begin of sequence 3, converted by hand (Perfetto's schema): its clock
+    // 64 delta is 0 from the sequence's snapshot (MONOTONIC 197311716079623), then
+    // MONOTONIC to BOOTTIME with the latest global snapshot before it (boot
+    // 687424971011702 = mono 197309547444459).
+    let first = 197_311_716_079_623i64 - 197_309_547_444_459 + 687_424_971_011_702;
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT MIN(ts) FROM slice WHERE name = 'AsyncTask.run: qy'"
+        ),
+        first
+    );
+    let span = count(&conn, "SELECT end_ts - start_ts FROM trace_bounds");
+    assert!((0..600_000_000_000).contains(&span), "{span} ns");
+}
+
 #[test]
 fn a_trace_of_nothing_importable_says_what_it_holds() {
     let Some(dir) =
