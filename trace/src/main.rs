@@ -67,6 +67,9 @@ enum Cmd {
         /// The same scenario with SuperPass off: report how much runnable time went away.
         #[arg(long, value_name = "TRACE")]
         baseline: Option<PathBuf>,
+        /// Print only the long waits, itemized (with the SuperPass events inside each).
+        #[arg(long, conflicts_with_all = ["json", "baseline"])]
+        long_only: bool,
     },
     /// Write a synthetic contended-lock Perfetto trace (for benchmarks and demos).
     #[command(hide = true)]
@@ -116,13 +119,14 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             long_ms,
             top,
             baseline,
+            long_only,
         } => {
             let opts = report::Options {
                 long_ns: (long_ms * 1e6) as i64,
                 top,
             };
             let (conn, summary) = import::open_any(&trace)?;
-            if let (Some(s), false) = (&summary, json) {
+            if let (Some(s), false, false) = (&summary, json, long_only) {
                 eprintln!("{s}");
             }
             let mut r = report::analyze(&conn, opts)?;
@@ -133,6 +137,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             }
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
+            } else if long_only {
+                print!("{}", report::render_long_waits(&r));
             } else {
                 print!("{}", report::render_text(&r));
             }

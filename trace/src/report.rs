@@ -12,7 +12,12 @@
 //! - *itemized*: the waiter's thread_state clipped to the wait: asleep (any sleeping
 //!   state), runnable (`R`, `R+`), running; the rest is `unknown` (no sched data);
 //! - SuperPass: a *blocking interval* runs from a `superpass_block` to the waiter's next
-//!   `Running`; the blocker's runnable time in it is split at the first grant to it.
+//!   `Running`; the blocker's runnable time in it is split at the first grant to it;
+//! - SuperPass in a long wait: the `superpass_*` events inside it that concern its waiter
+//!   (blocks it waits in, grants on its behalf, revokes and picks of those blockers or of
+//!   the waiter); a *budget regrant* is a grant to a task whose previous revoke was for its
+//!   budget. A `superpass_block` naming the waiter shows it was registered and a probe saw
+//!   the wait; throttles and probe attachment have no tracepoint, so they are not reported.
 
 use std::collections::BTreeMap;
 
@@ -20,7 +25,7 @@ use rusqlite::Connection;
 use serde_json::{json, Value};
 
 use crate::art;
-pub use crate::report_text::render_text;
+pub use crate::report_text::{render_long_waits, render_text};
 
 /// Report knobs.
 #[derive(Debug, Clone, Copy)]
@@ -107,6 +112,27 @@ impl LockSlice {
     }
 }
 
+/// One `superpass_*` event, its threads as utids.
+#[derive(Debug, Clone)]
+enum SpEvent {
+    Block {
+        waiter: u32,
+        blocker: u32,
+    },
+    Grant {
+        blocker: u32,
+        waiter: u32,
+        root: u32,
+    },
+    Revoke {
+        blocker: u32,
+        reason: String,
+    },
+    Pick {
+        utid: u32,
+    },
+}
+
 /// Everything the report reads, loaded once.
 struct Data {
     end_ts: i64,
@@ -117,6 +143,8 @@ struct Data {
     unended: BTreeMap<String, i64>,
     /// Slices of any name: a trace with slices but no lock slices gets a hint.
     slices: i64,
+    /// SuperPass's events in ts order.
+    sp: Vec<(i64, SpEvent)>,
 }
 
 impl Data {
@@ -202,6 +230,35 @@ impl Data {
             });
         }
         let slices: i64 = conn.query_row("SELECT COUNT(*) FROM slice", [], |r| r.get(0))?;
+        let mut sp = Vec::new();
+        let mut st = conn.prepare(
+            "SELECT ts, 0, waiter_utid, blocker_utid, 0, '' FROM superpass_block \
+             UNION ALL SELECT ts, 1, waiter_utid, blocker_utid, COALESCE(root_utid, waiter_utid), '' \
+             FROM superpass_grant \
+             UNION ALL SELECT ts, 2, 0, blocker_utid, 0, COALESCE(reason, '') FROM superpass_revoke \
+             UNION ALL SELECT ts, 3, 0, utid, 0, '' FROM superpass_pick ORDER BY 1",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let (waiter, who, root): (u32, u32, u32) = (r.get(2)?, r.get(3)?, r.get(4)?);
+            let ev = match r.get::<_, i64>(1)? {
+                0 => SpEvent::Block {
+                    waiter,
+                    blocker: who,
+                },
+                1 => SpEvent::Grant {
+                    blocker: who,
+                    waiter,
+                    root,
+                },
+                2 => SpEvent::Revoke {
+                    blocker: who,
+                    reason: r.get(5)?,
+                },
+                _ => SpEvent::Pick { utid: who },
+            };
+            sp.push((r.get(0)?, ev));
+        }
         Ok(Data {
             end_ts,
             start_ts,
@@ -210,6 +267,67 @@ impl Data {
             locks,
             unended,
             slices,
+            sp,
+        })
+    }
+
+    /// The SuperPass events of the wait of `waiter` over `[ws, we)`: see the module's
+    /// definitions.
+    fn superpass_in_wait(&self, waiter: u32, ws: i64, we: i64) -> Value {
+        let lo = self.sp.partition_point(|(ts, _)| *ts < ws);
+        let hi = self.sp.partition_point(|(ts, _)| *ts < we);
+        let mut blockers: Vec<u32> = vec![waiter];
+        let (mut blocks, mut grants, mut revokes) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut picks, mut regrants) = (0, 0);
+        for i in lo..hi {
+            let (ts, ev) = &self.sp[i];
+            match ev {
+                SpEvent::Block { waiter: w, blocker } if *w == waiter => {
+                    blocks.push(json!({"ts": ts, "blocker": self.thread(*blocker)}));
+                }
+                SpEvent::Grant {
+                    blocker,
+                    waiter: w,
+                    root,
+                } if *w == waiter || *root == waiter || blockers.contains(w) => {
+                    if !blockers.contains(blocker) {
+                        blockers.push(*blocker);
+                    }
+                    let after_budget = self.sp[..i]
+                        .iter()
+                        .rev()
+                        .find_map(|(_, e)| match e {
+                            SpEvent::Revoke { blocker: b, reason } if b == blocker => {
+                                Some(reason == "budget")
+                            }
+                            _ => None,
+                        })
+                        .unwrap_or(false);
+                    regrants += usize::from(after_budget);
+                    grants.push(json!({
+                        "ts": ts,
+                        "blocker": self.thread(*blocker),
+                        "budget_regrant": after_budget,
+                    }));
+                }
+                SpEvent::Revoke { blocker, reason } if blockers.contains(blocker) => {
+                    revokes.push(
+                        json!({"ts": ts, "blocker": self.thread(*blocker), "reason": reason}),
+                    );
+                }
+                SpEvent::Pick { utid } if blockers.contains(utid) => picks += 1,
+                _ => {}
+            }
+        }
+        json!({
+            "registered": !blocks.is_empty(),
+            "blocks": blocks,
+            "grants": grants,
+            "revokes": revokes,
+            "budget_regrants": regrants,
+            "picks": picks,
+            "throttles": Value::Null,
+            "probe_groups": Value::Null,
         })
     }
 
@@ -447,6 +565,7 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
             "woken_by": wakers,
             "overlapping_holds": overlapping,
             "barging": barging,
+            "superpass": if d.sp.is_empty() { Value::Null } else { d.superpass_in_wait(w.utid, ws, we) },
         }));
     }
 

@@ -139,66 +139,7 @@ pub fn render_text(r: &Value) -> String {
             a["woken_by_owner"]
         );
     }
-    let l = &r["long_waits"];
-    let _ = writeln!(
-        o,
-        "\n== long waits (>= {} ms): {}; worst itemized ==",
-        ms_v(&r["options"]["long_ns"]),
-        l["count"]
-    );
-    for w in l["worst"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            o,
-            "- {} ms on {} by {} at {}\n    waiter: {}",
-            ms_v(&w["dur"]),
-            w["lock"].as_str().unwrap_or(""),
-            who(&w["waiter"]),
-            at(&w["ts"], start),
-            items(&w["itemized"])
-        );
-        if !w["owner"].is_null() {
-            let st = &w["owner"]["state"];
-            let _ = writeln!(
-                o,
-                "    owner {}: {}\n      (runnable {} ms: the owner waited for a CPU; SuperPass removes that)",
-                who(&w["owner"]["thread"]),
-                items(st),
-                ms_v(&st["runnable_ns"])
-            );
-        }
-        for k in w["woken_by"].as_array().into_iter().flatten() {
-            let _ = writeln!(
-                o,
-                "    woken by {} at {}{}",
-                who(&k["waker"]),
-                at(&k["ts"], start),
-                if k["is_owner"].as_bool() == Some(true) {
-                    " (the owner)"
-                } else {
-                    ""
-                }
-            );
-        }
-        for h in w["overlapping_holds"].as_array().into_iter().flatten() {
-            let _ = writeln!(
-                o,
-                "    held by {} for {} ms of it: {}",
-                who(&h["holder"]),
-                ms_v(&h["overlap_ns"]),
-                items(&h["holder_state"])
-            );
-        }
-        let barging = w["barging"].as_array().map_or(0, Vec::len);
-        if barging > 0 {
-            let names: Vec<String> = w["barging"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|b| who(&b["thread"]))
-                .collect();
-            let _ = writeln!(o, "    barged {barging}x: {}", names.join(", "));
-        }
-    }
+    long_waits(&mut o, r, start);
     let s = &r["superpass"];
     if s.is_null() {
         let _ = writeln!(o, "\n== superpass: no superpass_* events in this trace ==");
@@ -278,5 +219,126 @@ pub fn render_text(r: &Value) -> String {
             ms_v(&c["wait_total_ns"])
         );
     }
+    o
+}
+
+/// The long waits, itemized (the report's section of that name).
+fn long_waits(o: &mut String, r: &Value, start: i64) {
+    let l = &r["long_waits"];
+    let _ = writeln!(
+        o,
+        "\n== long waits (>= {} ms): {}; worst itemized ==",
+        ms_v(&r["options"]["long_ns"]),
+        l["count"]
+    );
+    for w in l["worst"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            o,
+            "- {} ms on {} by {} at {}\n    waiter: {}",
+            ms_v(&w["dur"]),
+            w["lock"].as_str().unwrap_or(""),
+            who(&w["waiter"]),
+            at(&w["ts"], start),
+            items(&w["itemized"])
+        );
+        if !w["owner"].is_null() {
+            let st = &w["owner"]["state"];
+            let _ = writeln!(
+                o,
+                "    owner {}: {}\n      (runnable {} ms: the owner waited for a CPU; SuperPass removes that)",
+                who(&w["owner"]["thread"]),
+                items(st),
+                ms_v(&st["runnable_ns"])
+            );
+        }
+        for k in w["woken_by"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                o,
+                "    woken by {} at {}{}",
+                who(&k["waker"]),
+                at(&k["ts"], start),
+                if k["is_owner"].as_bool() == Some(true) {
+                    " (the owner)"
+                } else {
+                    ""
+                }
+            );
+        }
+        for h in w["overlapping_holds"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                o,
+                "    held by {} for {} ms of it: {}",
+                who(&h["holder"]),
+                ms_v(&h["overlap_ns"]),
+                items(&h["holder_state"])
+            );
+        }
+        superpass_in_wait(o, &w["superpass"], start);
+        let barging = w["barging"].as_array().map_or(0, Vec::len);
+        if barging > 0 {
+            let names: Vec<String> = w["barging"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| who(&b["thread"]))
+                .collect();
+            let _ = writeln!(o, "    barged {barging}x: {}", names.join(", "));
+        }
+    }
+}
+
+/// `f` of each element of the array `v`, joined by commas; "none" for no element.
+fn list(v: &Value, f: impl Fn(&Value) -> String) -> String {
+    let items: Vec<String> = v.as_array().into_iter().flatten().map(f).collect();
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// What SuperPass did inside one long wait (null: the trace has no SuperPass events).
+fn superpass_in_wait(o: &mut String, s: &Value, start: i64) {
+    if s.is_null() {
+        return;
+    }
+    let _ = if s["registered"].as_bool() == Some(true) {
+        let blocks = list(&s["blocks"], |b| {
+            format!("{} at {}", who(&b["blocker"]), at(&b["ts"], start))
+        });
+        writeln!(o, "    superpass: registered; blocked on {blocks}")
+    } else {
+        writeln!(
+            o,
+            "    superpass: no superpass_block names the waiter: not registered, or no \
+             attached probe saw the wait"
+        )
+    };
+    let count = |k: &str| s[k].as_array().map_or(0, Vec::len);
+    let grants = list(&s["grants"], |g| {
+        let regrant = g["budget_regrant"].as_bool() == Some(true);
+        let note = if regrant { " (budget regrant)" } else { "" };
+        format!("{} at {}{note}", who(&g["blocker"]), at(&g["ts"], start))
+    });
+    let revokes = list(&s["revokes"], |v| {
+        let reason = v["reason"].as_str().unwrap_or("?");
+        format!("{} {reason} at {}", who(&v["blocker"]), at(&v["ts"], start))
+    });
+    let _ = writeln!(
+        o,
+        "      grants {}: {grants}\n      revokes {}: {revokes}\n      budget regrants {}, \
+         picks {}; throttles and probe groups: not traced",
+        count("grants"),
+        count("revokes"),
+        s["budget_regrants"],
+        s["picks"]
+    );
+}
+
+/// Only the long waits, itemized: the report's text for one wait's capture.
+pub fn render_long_waits(r: &Value) -> String {
+    let mut o = String::new();
+    let start = r["trace"]["start_ts"].as_i64().unwrap_or(0);
+    long_waits(&mut o, r, start);
     o
 }

@@ -57,6 +57,15 @@ fn check(r: &Value) {
     assert_eq!(i(&holds[1]["overlap_ns"]), 600 * US);
     assert_eq!(i(&holds[1]["holder_state"]["running_ns"]), 600 * US);
 
+    let spw = &w["superpass"];
+    assert_eq!(spw["registered"], true);
+    assert_eq!(i(&spw["blocks"][0]["blocker"]["tid"]), 102);
+    assert_eq!(spw["grants"].as_array().unwrap().len(), 1);
+    assert_eq!(spw["grants"][0]["budget_regrant"], false);
+    assert_eq!(spw["revokes"][0]["reason"], "released");
+    assert_eq!(i(&spw["picks"]), 1);
+    assert_eq!(i(&spw["budget_regrants"]), 0);
+
     let barging = w["barging"].as_array().unwrap();
     assert_eq!(barging.len(), 1);
     assert_eq!(i(&barging[0]["thread"]["tid"]), 103);
@@ -120,4 +129,92 @@ fn baseline_comparison_reports_removed_share() {
     assert_eq!(c["waiter_runnable_share"]["removed"].as_f64(), Some(0.0));
     let share = c["waiter_runnable_share"]["current"].as_f64().unwrap();
     assert!((share - 1_000.0 / 9_500.0).abs() < 1e-9);
+}
+
+/// A text ftrace trace of one 20 ms wait of tid 101 with `events` inside it: (ms, tid,
+/// superpass event text), then a short wait; reported with waits of 16 ms and more long.
+fn wait_report(events: &[(u32, u32, &str)]) -> Value {
+    let mut lines = vec![(0, 101, "tracing_mark_write: B|100|lockwait:m")];
+    lines.extend_from_slice(events);
+    lines.extend([
+        (20, 101, "tracing_mark_write: E|100"),
+        (30, 101, "tracing_mark_write: B|100|lockwait:m"),
+        (40, 101, "tracing_mark_write: E|100"),
+    ]);
+    let mut t = String::from("# tracer: nop\n");
+    for (ms, tid, body) in lines {
+        let ts = format!("{}.{:06}", 100 + ms / 1000, (ms % 1000) * 1000);
+        t.push_str(&format!(
+            "{:>16}-{tid:<7} [000] d..2. {ts:>16}: {body}\n",
+            format!("t{tid}")
+        ));
+    }
+    let (conn, _) = import::import_in_memory(t.as_bytes()).unwrap();
+    let opts = report::Options {
+        long_ns: 16_000_000,
+        top: 10,
+    };
+    report::analyze(&conn, opts).unwrap()
+}
+
+const GRANT_102: &str = "superpass_grant: blocker=102 waiter=101 root=101 lock=0x10 depth=1";
+
+#[test]
+fn long_wait_lists_superpass_events_and_budget_regrants() {
+    let r = wait_report(&[
+        (
+            1,
+            101,
+            "superpass_block: waiter=101 blocker=102 lock=0x10 kind=mutex",
+        ),
+        (2, 101, GRANT_102),
+        (3, 102, "superpass_pick: cpu=0 tid=102"),
+        (8, 102, "superpass_revoke: blocker=102 reason=budget"),
+        // Another thread's boost is not this wait's.
+        (
+            9,
+            103,
+            "superpass_grant: blocker=104 waiter=103 root=103 lock=0x20 depth=1",
+        ),
+        (15, 101, GRANT_102),
+        (19, 102, "superpass_revoke: blocker=102 reason=released"),
+    ]);
+    assert_eq!(i(&r["long_waits"]["count"]), 1);
+    let s = &r["long_waits"]["worst"][0]["superpass"];
+    assert_eq!(s["registered"], true);
+    let grants = s["grants"].as_array().unwrap();
+    assert_eq!(grants.len(), 2);
+    assert_eq!(grants[0]["budget_regrant"], false);
+    assert_eq!(grants[1]["budget_regrant"], true);
+    assert_eq!(i(&s["budget_regrants"]), 1);
+    assert_eq!(s["revokes"][0]["reason"], "budget");
+    assert_eq!(s["revokes"].as_array().unwrap().len(), 2);
+    assert_eq!(i(&s["picks"]), 1);
+    assert!(s["throttles"].is_null() && s["probe_groups"].is_null());
+    let text = report::render_long_waits(&r);
+    assert!(
+        text.contains("superpass: registered; blocked on t102 (102)"),
+        "{text}"
+    );
+    assert!(text.contains("(budget regrant)"), "{text}");
+    assert!(text.contains("budget regrants 1, picks 1"), "{text}");
+    assert!(!text.contains("== census"), "{text}");
+}
+
+#[test]
+fn long_wait_without_a_block_says_so() {
+    let r = wait_report(&[(
+        5,
+        103,
+        "superpass_block: waiter=103 blocker=104 lock=0x20 kind=mutex",
+    )]);
+    assert_eq!(
+        r["long_waits"]["worst"][0]["superpass"]["registered"],
+        false
+    );
+    let text = report::render_long_waits(&r);
+    assert!(
+        text.contains("no superpass_block names the waiter"),
+        "{text}"
+    );
 }
