@@ -19,6 +19,8 @@ pub mod wire;
 pub mod writer;
 
 #[cfg(feature = "db")]
+pub mod art_owner;
+#[cfg(feature = "db")]
 pub mod db_writer;
 #[cfg(feature = "db")]
 pub mod format;

@@ -25,6 +25,7 @@ use rusqlite::Connection;
 use serde_json::{json, Value};
 
 use crate::art;
+use crate::art_owner::ArtOwners;
 pub use crate::report_text::{render_long_waits, render_text};
 
 /// Report knobs.
@@ -182,7 +183,7 @@ impl Data {
                 waker: r.get(4)?,
             });
         }
-        let tid_utid: BTreeMap<i64, u32> = threads.iter().map(|(&u, (t, _))| (*t, u)).collect();
+        let art_owners = ArtOwners::load(conn)?;
         let mut locks = Vec::new();
         let mut unended = BTreeMap::new();
         // ART's contention slices count as waits; one nested in another (newer ART writes
@@ -204,10 +205,9 @@ impl Data {
                     if parent.as_deref().and_then(art::parse).is_some() {
                         continue;
                     }
-                    let lock = format!("art:{}", c.lock);
-                    let owner = c
-                        .owner_tid
-                        .and_then(|t| tid_utid.get(&i64::from(t)).copied());
+                    // Grouped by kind: monitor, thread list lock, ... (not per method).
+                    let lock = format!("art:{}", c.kind());
+                    let owner = art_owners.resolve(&c, r.get(3)?);
                     (lock.clone(), lock, true, owner)
                 }
                 None => {

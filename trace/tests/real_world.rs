@@ -219,7 +219,7 @@ fn art_monitor_contention_is_a_wait_with_its_owner() {
     let (conn, _) = import::import_in_memory(&art_trace()).unwrap();
     let r = report::analyze(&conn, Options::default()).unwrap();
     // The nested second slice is the same wait.
-    assert_eq!(r["census"][0]["name"], "art:a monitor lock");
+    assert_eq!(r["census"][0]["name"], "art:monitor");
     assert_eq!(r["census"][0]["count"], 1);
     let w = &r["long_waits"]["worst"][0];
     assert_eq!(w["dur"], 5_100_000);
@@ -326,4 +326,26 @@ fn trace_cmd_report_raw_text() {
         rows(&conn, "SELECT state, dur FROM thread_state JOIN thread USING (utid) WHERE tid = 1234 ORDER BY ts"),
         ["S\t100000", "R\t-1"]
     );
+}
+
+/// Android 11-13 print ART's own thread id in the long form: `(2)` is not a tid here, and
+/// the owner is the thread of the waiter's process with the name ART gives. A long form
+/// with no nested short one (Android 7-10) is the wait itself.
+#[test]
+fn art_long_form_owner_resolves_by_name_within_the_process() {
+    let t = text_trace(&[
+        "   owner-200 (100) [000] d..2   1.000000: sched_switch: prev_comm=owner prev_pid=200 prev_prio=120 prev_state=R+ ==> next_comm=other next_pid=2 next_prio=120",
+        "   ui-100    (100) [001] ....   1.000100: tracing_mark_write: B|100|monitor contention with owner owner (2) waiters=0 blocking from void a.B.c()(B.java:1)",
+        "   ui-100    (100) [001] ....   1.000300: tracing_mark_write: E|100",
+    ]);
+    let (conn, _) = import::import_in_memory(&t).unwrap();
+    let opts = Options {
+        long_ns: 0,
+        top: 10,
+    };
+    let r = report::analyze(&conn, opts).unwrap();
+    assert_eq!(r["census"][0]["name"], "art:monitor");
+    assert_eq!(r["census"][0]["count"], 1);
+    // Thread 2 exists but is named `other`: ART's id 2 is the thread named `owner`.
+    assert_eq!(r["long_waits"]["worst"][0]["owner"]["thread"]["tid"], 200);
 }

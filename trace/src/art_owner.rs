@@ -1,0 +1,83 @@
+//! Which thread an ART contention slice names as the lock's owner.
+//!
+//! The short form's `owner tid` is a kernel tid. The long form's number is a kernel tid on
+//! Android 7-10 and from 14 on, but ART's internal thread id on 11-13, which a trace cannot
+//! tell apart by itself; the owner's name settles it. The number is taken as a tid when that
+//! thread is in the waiter's process and carries the owner's name (or has no name); else the
+//! one thread of the waiter's process with that name is the owner; else a thread with that
+//! tid, if any.
+
+use std::collections::BTreeMap;
+
+use rusqlite::Connection;
+
+use crate::art::Contention;
+
+/// A thread's tid, process and name.
+struct Thread {
+    tid: i64,
+    upid: Option<i64>,
+    name: String,
+}
+
+/// The threads of a trace, by utid and by tid.
+pub struct ArtOwners {
+    threads: BTreeMap<u32, Thread>,
+    by_tid: BTreeMap<i64, u32>,
+}
+
+/// Thread names in the kernel are cut to 15 bytes; ART's are whole.
+fn same_name(kernel: &str, art: &str) -> bool {
+    kernel == art || (kernel.len() == 15 && art.starts_with(kernel))
+}
+
+impl ArtOwners {
+    pub fn load(conn: &Connection) -> rusqlite::Result<ArtOwners> {
+        let mut threads = BTreeMap::new();
+        let mut by_tid = BTreeMap::new();
+        let mut st = conn.prepare("SELECT utid, tid, upid, COALESCE(name, '') FROM thread")?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let utid: u32 = r.get(0)?;
+            let tid: i64 = r.get(1)?;
+            by_tid.insert(tid, utid);
+            threads.insert(
+                utid,
+                Thread {
+                    tid,
+                    upid: r.get(2)?,
+                    name: r.get(3)?,
+                },
+            );
+        }
+        Ok(ArtOwners { threads, by_tid })
+    }
+
+    /// The owner's utid, for a contention slice on thread `waiter`.
+    pub fn resolve(&self, c: &Contention<'_>, waiter: u32) -> Option<u32> {
+        let id = c.owner_id()?;
+        let by_tid = self.by_tid.get(&id).copied();
+        let Some(name) = c.owner_name else {
+            return by_tid;
+        };
+        let upid = self.threads.get(&waiter).and_then(|t| t.upid);
+        if let Some(t) = by_tid.and_then(|u| self.threads.get(&u)) {
+            if upid.is_some() && t.upid == upid && (t.name.is_empty() || same_name(&t.name, name)) {
+                return by_tid;
+            }
+        }
+        let mut named = self
+            .threads
+            .iter()
+            .filter(|(_, t)| upid.is_some() && t.upid == upid && same_name(&t.name, name));
+        match (named.next(), named.next()) {
+            (Some((&u, _)), None) => Some(u),
+            _ => by_tid,
+        }
+    }
+
+    /// The tid of `utid`.
+    pub fn tid(&self, utid: u32) -> Option<i64> {
+        self.threads.get(&utid).map(|t| t.tid)
+    }
+}
