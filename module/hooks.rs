@@ -79,12 +79,13 @@ pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
 }
 
 /// `waker`'s futex wake woke `woken` while `queued` waited on the same futex: `woken` is the
-/// next blocker of any of them the engine tracks, and `waker` no longer holds it.
+/// next blocker of any other of them the engine tracks, `waker` no longer holds it, and if
+/// `woken` is queued itself, its own tracked wait was woken.
 pub(crate) fn futex_woken(now: Nanos, woken: Tid, waker: Tid, queued: &[Tid]) {
     let mut kicks = Kicks::new();
     {
         let Some(mut g) = state::lock() else { return };
-        for &q in queued.iter().filter(|&&q| q != woken) {
+        for &q in queued {
             let answer = g
                 .engine
                 .handle(now, Event::from_hook_futex_woken(q, woken, waker));

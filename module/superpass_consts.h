@@ -12,7 +12,7 @@
 #include "uapi/superpass_uapi.h"
 
 /* Why a grant ended (engine::RevokeReason): X(value, NAME, "name"). */
-#define SP_NUM_REVOKE_REASONS 8
+#define SP_NUM_REVOKE_REASONS 9
 #define SP_REVOKE_RELEASED 0
 #define SP_REVOKE_WAITER_DONE 1
 #define SP_REVOKE_BUDGET 2
@@ -21,6 +21,7 @@
 #define SP_REVOKE_UNREGISTERED 5
 #define SP_REVOKE_RECONFIGURED 6
 #define SP_REVOKE_CHAIN 7
+#define SP_REVOKE_TURN_OVER 8
 #define SP_REVOKE_REASONS(X) \
 	X(0, RELEASED, "released") \
 	X(1, WAITER_DONE, "waiter_done") \
@@ -29,7 +30,8 @@
 	X(4, DISABLED, "disabled") \
 	X(5, UNREGISTERED, "unregistered") \
 	X(6, RECONFIGURED, "reconfigured") \
-	X(7, CHAIN, "chain")
+	X(7, CHAIN, "chain") \
+	X(8, TURN_OVER, "turn_over")
 
 /* Futex-wake chain entries examined (tunables::MAX_FUTEX_SCAN). */
 #define SP_MAX_FUTEX_SCAN 8
@@ -61,6 +63,7 @@
 	{ SP_REVOKE_DISABLED, "disabled" }, \
 	{ SP_REVOKE_UNREGISTERED, "unregistered" }, \
 	{ SP_REVOKE_RECONFIGURED, "reconfigured" }, \
-	{ SP_REVOKE_CHAIN, "chain" }
+	{ SP_REVOKE_CHAIN, "chain" }, \
+	{ SP_REVOKE_TURN_OVER, "turn_over" }
 
 #endif /* SUPERPASS_CONSTS_H */

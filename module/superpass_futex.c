@@ -175,6 +175,7 @@ void sp_probe_futex_wake_traverse(void *d, struct plist_head *chain,
 	SP_COUNT(futex_wake_traverse);
 	struct sp_futex_wake *w = this_cpu_ptr(&sp_futex_wake);
 	struct futex_q *q;
+	bool tracked = false;
 	int seen = 0;
 
 	w->waker = NULL;
@@ -187,11 +188,13 @@ void sp_probe_futex_wake_traverse(void *d, struct plist_head *chain,
 		if (++seen > SP_MAX_FUTEX_SCAN || w->n == SP_MAX_FUTEX_SCAN)
 			break;
 		t = READ_ONCE(q->task);
-		if (t && futex_match(&q->key, &key) && (q->bitset & bitset))
+		if (t && futex_match(&q->key, &key) && (q->bitset & bitset)) {
 			w->queued[w->n++] = t->pid;
+			tracked |= sp_may_matter(t->pid);
+		}
 	}
-	/* One waiter of this futex cannot be passed over. */
-	if (w->n > 1)
+	/* Only a wake that passes over or wakes a thread the engine may track matters. */
+	if (tracked)
 		w->waker = current;
 }
 

@@ -35,11 +35,13 @@ pub enum RevokeReason {
     Reconfigured = 6,
     /// The chain link the grant hung from ended.
     Chain = 7,
+    /// A woken critical thread's wake turn ran its whole `wake_slice_ns`.
+    TurnOver = 8,
 }
 
 impl RevokeReason {
     /// Every reason, by encoding (`ALL[i] as u32 == i`), for generated tables.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Released,
         Self::WaiterDone,
         Self::Budget,
@@ -48,6 +50,7 @@ impl RevokeReason {
         Self::Unregistered,
         Self::Reconfigured,
         Self::Chain,
+        Self::TurnOver,
     ];
 
     /// The name used in traces (`superpass:revoke reason=...`) and docs.
@@ -61,6 +64,7 @@ impl RevokeReason {
             Self::Unregistered => "unregistered",
             Self::Reconfigured => "reconfigured",
             Self::Chain => "chain",
+            Self::TurnOver => "turn_over",
         }
     }
 
@@ -74,6 +78,7 @@ impl RevokeReason {
             Self::Unregistered => Counter::RevokeUnregistered,
             Self::Reconfigured => Counter::RevokeReconfigured,
             Self::Chain => Counter::RevokeChain,
+            Self::TurnOver => Counter::RevokeTurnOver,
         }
     }
 }
@@ -611,6 +616,9 @@ impl<O: Observer> Engine<O> {
     /// lock by now: an acquire reported after the wait (the mutex order) grants it again.
     #[cold]
     fn end_handoff(&mut self, now: Nanos, waiter: Tid, lock: LockId) {
+        // A woken critical waiter's wait is over, and with it the turn it had for its retry.
+        self.ft
+            .end_turn(now, waiter, RevokeReason::WaiterDone, cx!(self));
         if self.ft.is_boosted(waiter) && !self.detector.holds(lock, waiter) {
             self.ft.revoke_held(now, waiter, lock, cx!(self));
         }
@@ -782,21 +790,46 @@ impl<O: Observer> Engine<O> {
             if !self.is_critical(tid) {
                 self.follow(now, lock, tid, Counter::HandoffGrants, |_| true, &mut out);
             } else {
-                self.critical_woken(lock, tid);
+                self.critical_woken(now, lock, tid, &mut out);
             }
         }
         out
     }
 
-    /// A release woke critical waiter `tid` of `lock`. Until it runs and takes the lock or
-    /// sleeps again, whoever takes the lock meanwhile (a running task may, before it) is not
-    /// granted on its behalf: a boosted holder runs ahead of every other task on its CPU, which
-    /// may be the one the woken waiter is queued on, so granting it would keep the waiter from
-    /// retrying for as long as the holder keeps taking the lock.
+    /// A release woke critical waiter `tid` of `lock`.
+    ///
+    /// Until it runs and takes the lock or sleeps again, whoever takes the lock meanwhile (a
+    /// running task may, before it) is not granted on its behalf: a boosted holder runs ahead
+    /// of every other task on its CPU, which may be the one the woken waiter is queued on, so
+    /// granting it would keep the waiter from retrying for as long as the holder keeps taking
+    /// the lock.
+    ///
+    /// The waiter itself gets a wake turn: a grant of depth 0, on its own behalf, so that it
+    /// runs ahead of fair tasks (or on an idle CPU) and retries before a running holder can
+    /// take the lock again. Waiting for a CPU here is most of what is left of a helped wait.
+    /// The turn ends with the retry (the wait finishes, or the waiter sleeps again) or after
+    /// `wake_slice_ns` of fast-tracked CPU.
     #[cold]
     #[inline(never)]
-    fn critical_woken(&mut self, lock: LockId, tid: Tid) {
-        self.detector.set_woken(tid, lock);
+    fn critical_woken(&mut self, now: Nanos, lock: LockId, tid: Tid, out: &mut Boosted) {
+        if !self.detector.set_woken(tid, lock) {
+            return;
+        }
+        let link = Link {
+            blocker: tid,
+            via: tid,
+            root: tid,
+            lock,
+            depth: 0,
+        };
+        match self.ft.grant(now, link, cx!(self)) {
+            GrantOutcome::Boosted => {
+                self.stats.bump(Counter::WakeGrants);
+                out.0 = Named::One(tid);
+            }
+            GrantOutcome::Added => self.stats.bump(Counter::WakeGrants),
+            GrantOutcome::Exists | GrantOutcome::Missed => {}
+        }
     }
 
     /// `tid` left its runqueue to sleep. If it is a woken critical waiter, it retried and lost
@@ -810,6 +843,9 @@ impl<O: Observer> Engine<O> {
             return out;
         }
         if let Some(w) = self.detector.take_woken(tid) {
+            // Its retry is over: so is its wake turn.
+            self.ft
+                .end_turn(now, tid, RevokeReason::WaiterDone, cx!(self));
             if self.is_critical(tid) {
                 self.stats.bump(Counter::ResumedWaits);
                 self.grant_blockers(now, w, None, false, &mut out);

@@ -161,7 +161,8 @@ impl Event {
     }
 
     /// The futex-wake hook's event: `waker`'s wake of the futex that `queued` waits on woke
-    /// `woken` instead, so `woken` is `queued`'s next blocker.
+    /// `woken`: `queued` itself (its wait was woken), or another waiter, which is then
+    /// `queued`'s next blocker.
     pub fn from_hook_futex_woken(queued: Tid, woken: Tid, waker: Tid) -> Self {
         Self::WaiterWoken {
             lock: futex_wait_lock(queued),

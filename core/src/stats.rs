@@ -5,7 +5,7 @@
 //! merges across CPUs by addition, and needs no floating point.
 
 /// The number of counter slots in the ABI (unused slots stay zero, for growth).
-pub const NUM_COUNTERS: usize = 40;
+pub const NUM_COUNTERS: usize = 42;
 
 /// A named event counter; the discriminant is its index in [`Stats::counters`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +101,11 @@ pub enum Counter {
     /// Load-balancing moves refused: a running misfit blocker kept off a CPU a critical
     /// thread's live lock wait started on.
     MigrateVetoes,
+    /// Wake turns: a release woke a critical thread out of a tracked wait, and it was put on
+    /// the fast track itself so that it retries at once.
+    WakeGrants,
+    /// Wake turns that ran their whole `wake_slice_ns` without the retry ending.
+    RevokeTurnOver,
 }
 
 /// The counters' names, by index; empty names are reserved slots.
@@ -145,6 +150,8 @@ pub const COUNTER_NAMES: [&str; NUM_COUNTERS] = [
     "uclamp_boosts",
     "misfit_marks",
     "migrate_vetoes",
+    "wake_grants",
+    "revoke_turn_over",
 ];
 
 /// Sub-buckets per power of two: 64 keeps the midpoint within 1/128 (0.8%) of any sample.

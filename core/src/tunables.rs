@@ -57,7 +57,7 @@ pub struct TunableDesc {
 }
 
 /// The number of tunables.
-pub const NUM_TUNABLES: usize = 12;
+pub const NUM_TUNABLES: usize = 13;
 
 /// Every tunable in ABI order (the order of [`Tunables::to_array`]).
 pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
@@ -157,6 +157,14 @@ pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
         unit: "capacity",
         doc: "The uclamp.min a boosted task gets while its grant lasts, on a kernel with uclamp (0: none); it applies from the task's next enqueue.",
     },
+    TunableDesc {
+        name: "wake_slice_ns",
+        default: 1_000_000,
+        min: 50_000,
+        max: 20_000_000,
+        unit: "ns",
+        doc: "How long a critical thread that a release woke out of a tracked wait may run on the fast track (its wake turn) before the turn ends; the turn ends sooner when its retry takes the lock or sleeps again, and counts against the budget and the CPU's share.",
+    },
 ];
 
 /// The effective bounds of a running engine.
@@ -190,6 +198,8 @@ pub struct Tunables {
     pub probe_linger_ns: u64,
     /// See [`TUNABLES`]: `boost_uclamp_min`.
     pub boost_uclamp_min: u32,
+    /// See [`TUNABLES`]: `wake_slice_ns`.
+    pub wake_slice_ns: u64,
 }
 
 impl Default for Tunables {
@@ -213,6 +223,7 @@ impl Tunables {
         TUNABLES[9].default,
         TUNABLES[10].default,
         TUNABLES[11].default,
+        TUNABLES[12].default,
     ]);
 
     const fn from_array_unchecked(v: &[u64; NUM_TUNABLES]) -> Self {
@@ -229,6 +240,7 @@ impl Tunables {
             throttle_max_pct: v[9] as u32,
             probe_linger_ns: v[10],
             boost_uclamp_min: v[11] as u32,
+            wake_slice_ns: v[12],
         }
     }
 
@@ -247,6 +259,7 @@ impl Tunables {
             self.throttle_max_pct as u64,
             self.probe_linger_ns,
             self.boost_uclamp_min as u64,
+            self.wake_slice_ns,
         ]
     }
 
@@ -270,6 +283,11 @@ impl Tunables {
         }
         // A slice longer than the budget would never rotate before revocation.
         if self.slice_ns > self.budget_ns {
+            return Err(AbiError::BadValue);
+        }
+        // A wake turn longer than the budget would end on the budget, and be cooled like a
+        // blocker's.
+        if self.wake_slice_ns > self.budget_ns {
             return Err(AbiError::BadValue);
         }
         Ok(())

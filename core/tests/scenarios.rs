@@ -669,8 +669,8 @@ fn a_waiter_woken_ahead_of_a_critical_one_is_boosted_until_it_is_done() {
     ok(&e);
     e.owner_released(4 * MS, L1, 150);
     assert!(!e.is_boosted(150));
-    // Waking the critical thread itself boosts nobody.
-    assert!(e.waiter_woken(4 * MS, L1, 100, 150).as_slice().is_empty());
+    // Waking the critical thread itself boosts only the critical thread, for its retry.
+    assert_eq!(e.waiter_woken(4 * MS, L1, 100, 150).as_slice(), &[100]);
     ok(&e);
 }
 
@@ -682,7 +682,7 @@ fn a_holder_that_takes_the_lock_before_the_woken_critical_waiter_runs_waits_for_
     // The release wakes the critical thread; before it runs, the releaser takes the lock
     // again (a running task may: no handoff is pending yet).
     e.owner_released(2 * MS, L1, 200);
-    assert!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice().is_empty());
+    assert_eq!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice(), &[100]);
     assert_ne!(e.woken_lanes() & (1 << (100 % 64)), 0);
     assert!(e.owner_acquired(2 * MS, L1, 200).as_slice().is_empty());
     assert!(
@@ -693,9 +693,11 @@ fn a_holder_that_takes_the_lock_before_the_woken_critical_waiter_runs_waits_for_
     ok(&e);
     // A sleep of a task that is not a woken waiter changes nothing.
     assert!(e.waiter_slept(2 * MS, 300).as_slice().is_empty());
-    // The critical thread ran, lost its retry and sleeps again: the holder blocks it again.
+    // The critical thread ran, lost its retry and sleeps again: the holder blocks it again,
+    // and its wake turn is over.
     assert_eq!(e.waiter_slept(3 * MS, 100).as_slice(), &[200]);
     assert!(e.is_boosted(200));
+    assert!(!e.is_boosted(100));
     assert_eq!(e.stats().get(Counter::ResumedWaits), 1);
     assert_eq!(e.woken_lanes(), 0);
     ok(&e);
@@ -1041,5 +1043,115 @@ fn a_misfit_blocker_is_kept_off_the_cpu_its_critical_thread_waits_on_while_it_wa
     e.wait_finish(4 * MS, 101, L2);
     assert_eq!(e.stats().get(Counter::MisfitMarks), 1);
     assert_eq!(e.stats().get(Counter::MigrateVetoes), 2);
+    ok(&e);
+}
+
+#[test]
+fn a_woken_critical_waiter_runs_ahead_of_fair_tasks_until_its_retry_takes_the_lock() {
+    let mut e = engine();
+    e.wait_cpu(100, 0);
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.owner_released(2 * MS, L1, 200);
+    assert!(!e.is_boosted(200), "the releaser blocks nobody now");
+    assert_eq!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice(), &[100]);
+    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    assert_eq!(e.observer().grants.last(), Some(&(100, 100, 0)));
+    // Both CPUs are busy: it wakes where it slept, preempts the fair task there and is picked.
+    assert_eq!(e.select_cpu(2 * MS, 100, 0, 0, 0b11), None);
+    assert!(e.enqueue(2 * MS, 0, 100), "its CPU reschedules at once");
+    assert!(e.should_preempt(2 * MS, 0, 300, 100));
+    assert_eq!(e.pick(2 * MS + 1000, 0, 300), Some(100));
+    ok(&e);
+    // Its retry takes the lock: the turn ends with the wait.
+    e.wait_finish(2 * MS + 5000, 100, L1);
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.woken_lanes(), 0);
+    assert_eq!(
+        e.observer().revokes.last(),
+        Some(&(100, RevokeReason::WaiterDone))
+    );
+    assert_eq!(e.stats().blocking.max(), MS + 5000);
+    assert_eq!(e.pick(2 * MS + 6000, 0, 300), None);
+    ok(&e);
+}
+
+#[test]
+fn a_wake_turn_goes_to_an_idle_cpu_and_ahead_of_boosted_blockers() {
+    let mut e = engine();
+    // 201 blocks critical thread 101 and waits on CPU 1's fast-track queue.
+    e.add_critical(0, 101, Role::Render).unwrap();
+    e.wait_start(MS, 101, L2, LockKind::Mutex, Some(201));
+    assert!(e.enqueue(MS, 1, 201));
+    e.wait_cpu(100, 0);
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.owner_released(2 * MS, L1, 200);
+    e.waiter_woken(2 * MS, L1, 100, 200);
+    // Its own CPU is busy and CPU 1 idle: CPU 1.
+    assert_eq!(e.select_cpu(2 * MS, 100, 0, 0b10, 0b11), Some(1));
+    e.enqueue(2 * MS, 1, 100);
+    assert_eq!(e.pick(2 * MS, 1, 0), Some(100), "the turn goes first");
+    e.waiter_slept(2 * MS + 3000, 100);
+    e.dequeue(2 * MS + 3000, 1, 100);
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.pick(2 * MS + 3000, 1, 0), Some(201));
+    ok(&e);
+}
+
+#[test]
+fn a_wake_turn_ends_after_its_slice_and_counts_against_the_cpu_share() {
+    let mut e = engine();
+    let slice = e.tunables().wake_slice_ns;
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.owner_released(2 * MS, L1, 200);
+    e.waiter_woken(2 * MS, L1, 100, 200);
+    e.enqueue(2 * MS, 0, 100);
+    assert_eq!(e.pick(2 * MS, 0, 300), Some(100));
+    assert_eq!(
+        e.deadline(0),
+        Some(2 * MS + slice),
+        "the module arms its timer for the turn's end"
+    );
+    // It keeps running without ending its retry (spinning on a running owner, say).
+    assert!(!e.tick(2 * MS + slice / 2, 0, 100));
+    assert!(e.is_boosted(100));
+    assert!(
+        e.tick(2 * MS + slice, 0, 100),
+        "the turn is over: reschedule"
+    );
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.stats().get(Counter::RevokeTurnOver), 1);
+    assert_eq!(e.stats().get(Counter::FastTrackNs), slice);
+    // Its wait goes on; the lock's next holder is not granted until it sleeps again.
+    assert!(e.detector().wait_of(100).is_some());
+    assert_eq!(
+        e.waiter_slept(2 * MS + slice + 10, 100).as_slice(),
+        &[] as &[Tid]
+    );
+    ok(&e);
+}
+
+#[test]
+fn a_wake_turn_is_bounded_by_the_budget_too() {
+    let mut e = engine();
+    let mut t = *e.tunables();
+    t.budget_ns = MS;
+    t.slice_ns = MS;
+    t.wake_slice_ns = 2 * MS;
+    assert_eq!(
+        e.set_tunables(0, t),
+        Err(AbiError::BadValue),
+        "a turn longer than the budget"
+    );
+    t.wake_slice_ns = MS;
+    e.set_tunables(0, t).unwrap();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.owner_released(2 * MS, L1, 200);
+    e.waiter_woken(2 * MS, L1, 100, 200);
+    assert!(e.is_boosted(100));
+    e.enqueue(2 * MS, 0, 100);
+    e.pick(2 * MS, 0, 300);
+    e.tick(3 * MS, 0, 100);
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.stats().get(Counter::RevokeBudget), 1);
     ok(&e);
 }

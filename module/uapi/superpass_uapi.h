@@ -21,9 +21,9 @@
 /* abi::TUNABLE_SLOTS. */
 #define SP_TUNABLE_SLOTS 16
 /* tunables::NUM_TUNABLES. */
-#define SP_NUM_TUNABLES 12
+#define SP_NUM_TUNABLES 13
 /* stats::NUM_COUNTERS. */
-#define SP_NUM_COUNTERS 40
+#define SP_NUM_COUNTERS 42
 /* stats::HIST_BUCKETS. */
 #define SP_HIST_BUCKETS 1601
 
@@ -138,7 +138,7 @@ _Static_assert(__builtin_offsetof(struct sp_tunables, hdr) == 0, "abi::TunablesM
 _Static_assert(__builtin_offsetof(struct sp_tunables, count) == 8, "abi::TunablesMsg::count");
 _Static_assert(__builtin_offsetof(struct sp_tunables, reserved) == 12, "abi::TunablesMsg::reserved");
 _Static_assert(__builtin_offsetof(struct sp_tunables, values) == 16, "abi::TunablesMsg::values");
-_Static_assert(sizeof(struct sp_stats) == 13184, "abi::StatsMsg size");
+_Static_assert(sizeof(struct sp_stats) == 13200, "abi::StatsMsg size");
 _Static_assert(__builtin_offsetof(struct sp_stats, hdr) == 0, "abi::StatsMsg::hdr");
 _Static_assert(__builtin_offsetof(struct sp_stats, enabled) == 8, "abi::StatsMsg::enabled");
 _Static_assert(__builtin_offsetof(struct sp_stats, ncritical) == 12, "abi::StatsMsg::ncritical");
@@ -148,7 +148,7 @@ _Static_assert(__builtin_offsetof(struct sp_stats, boosted) == 32, "abi::StatsMs
 _Static_assert(__builtin_offsetof(struct sp_stats, hist_min) == 40, "abi::StatsMsg::hist_min");
 _Static_assert(__builtin_offsetof(struct sp_stats, hist_max) == 48, "abi::StatsMsg::hist_max");
 _Static_assert(__builtin_offsetof(struct sp_stats, counters) == 56, "abi::StatsMsg::counters");
-_Static_assert(__builtin_offsetof(struct sp_stats, hist) == 376, "abi::StatsMsg::hist");
+_Static_assert(__builtin_offsetof(struct sp_stats, hist) == 392, "abi::StatsMsg::hist");
 
 /* The header a message of type @type starts with. */
 #define SP_HDR(type) ((struct sp_hdr){ sizeof(type), SP_ABI_VERSION })
@@ -172,7 +172,7 @@ _Static_assert(SP_REMOVE_CRITICAL == 0x4010B504u, "abi::REMOVE_CRITICAL");
 _Static_assert(SP_SET_ENABLED == 0x4010B505u, "abi::SET_ENABLED");
 _Static_assert(SP_GET_TUNABLES == 0xC090B506u, "abi::GET_TUNABLES");
 _Static_assert(SP_SET_TUNABLES == 0x4090B507u, "abi::SET_TUNABLES");
-_Static_assert(SP_GET_STATS == 0xF380B508u, "abi::GET_STATS");
+_Static_assert(SP_GET_STATS == 0xF390B508u, "abi::GET_STATS");
 _Static_assert(SP_RESET_STATS == 0x4008B509u, "abi::RESET_STATS");
 _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 #endif
@@ -198,7 +198,8 @@ _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 	X(8, THROTTLE_WINDOW_NS, "throttle_window_ns", 100000000ULL, 10000000ULL, 1000000000ULL, "ns") \
 	X(9, THROTTLE_MAX_PCT, "throttle_max_pct", 50ULL, 1ULL, 100ULL, "%") \
 	X(10, PROBE_LINGER_NS, "probe_linger_ns", 1000000000ULL, 10000000ULL, 600000000000ULL, "ns") \
-	X(11, BOOST_UCLAMP_MIN, "boost_uclamp_min", 1024ULL, 0ULL, 1024ULL, "capacity")
+	X(11, BOOST_UCLAMP_MIN, "boost_uclamp_min", 1024ULL, 0ULL, 1024ULL, "capacity") \
+	X(12, WAKE_SLICE_NS, "wake_slice_ns", 1000000ULL, 50000ULL, 20000000ULL, "ns")
 
 enum sp_tunable {
 	SP_TUNABLE_MAX_CRITICAL = 0,
@@ -213,6 +214,7 @@ enum sp_tunable {
 	SP_TUNABLE_THROTTLE_MAX_PCT = 9,
 	SP_TUNABLE_PROBE_LINGER_NS = 10,
 	SP_TUNABLE_BOOST_UCLAMP_MIN = 11,
+	SP_TUNABLE_WAKE_SLICE_NS = 12,
 };
 
 /*
@@ -259,7 +261,9 @@ enum sp_tunable {
 	X(36, SELECT_HOME, "select_home") \
 	X(37, UCLAMP_BOOSTS, "uclamp_boosts") \
 	X(38, MISFIT_MARKS, "misfit_marks") \
-	X(39, MIGRATE_VETOES, "migrate_vetoes")
+	X(39, MIGRATE_VETOES, "migrate_vetoes") \
+	X(40, WAKE_GRANTS, "wake_grants") \
+	X(41, REVOKE_TURN_OVER, "revoke_turn_over")
 
 enum sp_counter {
 	SP_COUNTER_CRITICAL_WAITS = 0,
@@ -302,6 +306,8 @@ enum sp_counter {
 	SP_COUNTER_UCLAMP_BOOSTS = 37,
 	SP_COUNTER_MISFIT_MARKS = 38,
 	SP_COUNTER_MIGRATE_VETOES = 39,
+	SP_COUNTER_WAKE_GRANTS = 40,
+	SP_COUNTER_REVOKE_TURN_OVER = 41,
 };
 
 /*
@@ -379,6 +385,7 @@ static const char *const sp_tunable_names[SP_NUM_TUNABLES] = {
 	[SP_TUNABLE_THROTTLE_MAX_PCT] = "throttle_max_pct",
 	[SP_TUNABLE_PROBE_LINGER_NS] = "probe_linger_ns",
 	[SP_TUNABLE_BOOST_UCLAMP_MIN] = "boost_uclamp_min",
+	[SP_TUNABLE_WAKE_SLICE_NS] = "wake_slice_ns",
 };
 static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_CRITICAL_WAITS] = "critical_waits",
@@ -421,6 +428,8 @@ static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_UCLAMP_BOOSTS] = "uclamp_boosts",
 	[SP_COUNTER_MISFIT_MARKS] = "misfit_marks",
 	[SP_COUNTER_MIGRATE_VETOES] = "migrate_vetoes",
+	[SP_COUNTER_WAKE_GRANTS] = "wake_grants",
+	[SP_COUNTER_REVOKE_TURN_OVER] = "revoke_turn_over",
 };
 static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"mutex_wait",

@@ -27,7 +27,15 @@ fn through_module_entry(ev: Event) -> Event {
     }
 }
 
-fn replay(scenario: &str, seed: u64) -> usize {
+/// What a replay saw: answers that boosted someone, and those that gave a woken critical
+/// thread its own wake turn.
+#[derive(Default)]
+struct Seen {
+    boosts: usize,
+    wake_turns: usize,
+}
+
+fn replay(scenario: &str, seed: u64, seen: &mut Seen) {
     let sc = Scenario::builtin(scenario).unwrap();
     let log: EventLog = Arc::new(Mutex::new(Vec::new()));
     let opts = RunOpts {
@@ -49,7 +57,6 @@ fn replay(scenario: &str, seed: u64) -> usize {
         .unwrap();
     e.set_enabled(0, true);
     let log = log.lock().unwrap();
-    let mut boosts = 0;
     for (i, (now, step)) in log.iter().enumerate() {
         let (now, ev, want) = match step {
             Step::Event(ev, want) => (*now, *ev, *want),
@@ -72,25 +79,31 @@ fn replay(scenario: &str, seed: u64) -> usize {
             "{scenario} seed {seed}: step {i} at {now} ns: {ev:?}"
         );
         if matches!(got, Answer::Boosted(_)) {
-            boosts += 1;
+            seen.boosts += 1;
+        }
+        if let Event::WaiterWoken { tid, .. } = ev {
+            if got.newly_boosted() == [tid] && e.critical().contains(tid) {
+                seen.wake_turns += 1;
+            }
         }
     }
     e.check_invariants().unwrap();
     assert!(log.len() > 10_000, "{scenario}: only {} events", log.len());
-    boosts
 }
 
 #[test]
 fn the_module_path_makes_the_simulators_decisions() {
-    let mut boosts = 0;
+    let mut seen = Seen::default();
     for scenario in [
         "scroll-120",
         "heavy-background",
         "rwsem-storm",
         "binder-heavy",
     ] {
-        boosts += replay(scenario, 3);
+        replay(scenario, 3, &mut seen);
     }
-    // The runs exercised the protocol's decisions, not just its no-ops.
-    assert!(boosts > 100, "only {boosts} boosting answers");
+    // The runs exercised the protocol's decisions, not just its no-ops: blockers boosted, and
+    // woken critical threads given their wake turns.
+    assert!(seen.boosts > 100, "only {} boosting answers", seen.boosts);
+    assert!(seen.wake_turns > 10, "only {} wake turns", seen.wake_turns);
 }

@@ -14,6 +14,7 @@ impl FastTrack {
     fn charge<O: Observer>(&mut self, now: Nanos, cpu: usize, cx: &mut Cx<'_, O>) {
         let pc = &mut self.cpus[cpu];
         let mut over_budget = None;
+        let mut turn_over = None;
         if let Some(bi) = pc.running {
             let dt = now.saturating_sub(pc.run_since);
             pc.run_since = now;
@@ -23,6 +24,8 @@ impl FastTrack {
                 b.used += dt;
                 if b.used >= cx.t.budget_ns {
                     over_budget = Some(bi);
+                } else if b.depth == 0 && b.used >= cx.t.wake_slice_ns {
+                    turn_over = Some(bi);
                 }
             }
         }
@@ -34,7 +37,41 @@ impl FastTrack {
         if let Some(bi) = over_budget {
             // The context goes in parts, so that the common path never builds it in memory.
             self.revoke_budget(now, bi, cx.t, cx.st, cx.obs);
+        } else if let Some(bi) = turn_over {
+            self.end_turn_slots(now, bi, RevokeReason::TurnOver, cx.t, cx.st, cx.obs);
         }
+    }
+
+    /// Ends `tid`'s wake turn (its grant of depth 0), if it has one; its other grants stay.
+    pub fn end_turn<O: Observer>(
+        &mut self,
+        now: Nanos,
+        tid: Tid,
+        reason: RevokeReason,
+        cx: &mut Cx<'_, O>,
+    ) {
+        if let Some(bi) = self.boost_of(tid) {
+            self.end_turn_slots(now, bi, reason, cx.t, cx.st, cx.obs);
+        }
+    }
+
+    #[cold]
+    fn end_turn_slots<O: Observer>(
+        &mut self,
+        now: Nanos,
+        bi: u8,
+        reason: RevokeReason,
+        t: &Tunables,
+        st: &mut Stats,
+        obs: &mut O,
+    ) {
+        let mut ended = 0;
+        for gi in super::bits(self.grants_of(bi)) {
+            if self.grants[gi].is_some_and(|g| g.depth == 0) {
+                ended |= 1 << gi;
+            }
+        }
+        self.revoke_slots(now, reason, ended, &mut Cx { t, st, obs });
     }
 
     /// Starts a new throttle window, or throttles the CPU for the rest of this one.
@@ -102,7 +139,15 @@ impl FastTrack {
                     cx.st.bump(Counter::MissedQueue);
                     return false;
                 }
-                pc.queue[pc.len as usize] = bi;
+                let n = pc.len as usize;
+                if b.depth == 0 {
+                    // A wake turn goes first: its critical thread retries in a moment, and no
+                    // blocker on this CPU can help it more than that.
+                    pc.queue.copy_within(0..n, 1);
+                    pc.queue[0] = bi;
+                } else {
+                    pc.queue[n] = bi;
+                }
                 pc.len += 1;
                 b.cpu = Some(cpu as u16);
             }
@@ -218,8 +263,12 @@ impl FastTrack {
         let pc = self.cpus.get(cpu as usize)?;
         let bi = pc.running?;
         let b = self.boosts[bi as usize].as_ref()?;
-        let left = t
-            .budget_ns
+        let limit = if b.depth == 0 {
+            t.wake_slice_ns
+        } else {
+            t.budget_ns
+        };
+        let left = limit
             .saturating_sub(b.used)
             .min(self.cap_ns.saturating_sub(pc.window_used));
         let mut at = pc.run_since.saturating_add(left);
