@@ -1094,8 +1094,9 @@ impl<O: Observer> Engine<O> {
     }
 
     /// Grants again each budget-revoked task whose window has passed, if it still holds a lock
-    /// (as its owner or a tracked reader) that a tracked wait is on. Returns the tasks this
-    /// boosted.
+    /// (as its owner or a tracked reader) that a tracked wait is on; for a woken critical waiter
+    /// whose wake turn ran out, grants the holders of the lock it still waits for, as if it
+    /// had slept again. Returns the tasks this boosted.
     #[cold]
     #[inline(never)]
     pub fn regrant(&mut self, now: Nanos) -> Boosted {
@@ -1107,6 +1108,16 @@ impl<O: Observer> Engine<O> {
         }
         for &tid in &due[..n] {
             let mut one = Boosted::default();
+            if self.is_critical(tid) {
+                if let Some(w) = self.detector.take_woken(tid) {
+                    self.stats.bump(Counter::ResumedWaits);
+                    self.grant_blockers(now, w, None, false, &mut one);
+                    for &b in one.as_slice() {
+                        list.push(b);
+                    }
+                }
+                continue;
+            }
             for j in 0..self.detector.wait_end() {
                 let Some(w) = self.detector.wait_at(j) else {
                     continue;

@@ -1155,3 +1155,31 @@ fn a_wake_turn_is_bounded_by_the_budget_too() {
     assert_eq!(e.stats().get(Counter::RevokeBudget), 1);
     ok(&e);
 }
+
+#[test]
+fn after_its_turn_runs_out_a_woken_waiter_that_sleeps_again_grants_the_holder() {
+    let mut e = engine();
+    let slice = e.tunables().wake_slice_ns;
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.owner_released(2 * MS, L1, 200);
+    e.waiter_woken(2 * MS, L1, 100, 200);
+    e.enqueue(2 * MS, 0, 100);
+    e.pick(2 * MS, 0, 300);
+    // The releaser takes the lock again while the waiter spins through its whole turn.
+    assert!(e.owner_acquired(2 * MS + 10, L1, 200).as_slice().is_empty());
+    assert!(e.tick(2 * MS + slice, 0, 100));
+    assert!(!e.is_boosted(100));
+    assert!(!e.is_boosted(200), "deferred while the turn lasts");
+    // The turn is over, so the deferral is too: the next tick grants the holder again, without
+    // waiting for a sleep the platform may not report.
+    assert!(e.regrants_pending());
+    let a = e.handle(2 * MS + slice + 10, Event::Tick { cpu: 1, curr: 300 });
+    assert_eq!(a.newly_boosted(), &[200]);
+    assert!(e.is_boosted(200));
+    assert_eq!(e.stats().get(Counter::ResumedWaits), 1);
+    assert_eq!(e.woken_lanes(), 0);
+    assert!(!e.regrants_pending());
+    // Its later sleep changes nothing more.
+    assert!(e.waiter_slept(3 * MS + slice, 100).as_slice().is_empty());
+    ok(&e);
+}

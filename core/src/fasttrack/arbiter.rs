@@ -71,6 +71,13 @@ impl FastTrack {
                 ended |= 1 << gi;
             }
         }
+        if reason == RevokeReason::TurnOver && ended != 0 {
+            if let Some(b) = self.boosts[bi as usize] {
+                // Its retry did not end within the turn, and may not end in a sleep the
+                // platform reports: the engine's next tick grants the lock's holders again.
+                self.cool_until(now, b.tid);
+            }
+        }
         self.revoke_slots(now, reason, ended, &mut Cx { t, st, obs });
     }
 

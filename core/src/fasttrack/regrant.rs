@@ -26,7 +26,13 @@ impl FastTrack {
     /// Remembers that `tid`'s grants ended on its budget at `now`.
     #[cold]
     pub(crate) fn cool(&mut self, now: Nanos, tid: Tid) {
-        let until = now.saturating_add(self.window_ns);
+        self.cool_until(now.saturating_add(self.window_ns), tid);
+    }
+
+    /// Remembers `tid` for the engine's next [`regrant`](super::super::Engine::regrant) at or
+    /// after `until`.
+    #[cold]
+    pub(crate) fn cool_until(&mut self, until: Nanos, tid: Tid) {
         let slot = match self.cooling.iter().position(|c| c.is_none()) {
             Some(i) => i,
             None => {
