@@ -1097,15 +1097,21 @@ fn a_wake_turn_goes_to_an_idle_cpu_and_ahead_of_boosted_blockers() {
     ok(&e);
 }
 
+/// Critical thread 100 waited on mutex `L1` held by 200 since 1 ms; at 2 ms 200's release
+/// woke it, and it now runs its wake turn on CPU 0 (instead of fair task 300).
+fn running_its_wake_turn(e: &mut Engine<Log>) {
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.owner_released(2 * MS, L1, 200);
+    assert_eq!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice(), &[100]);
+    e.enqueue(2 * MS, 0, 100);
+    assert_eq!(e.pick(2 * MS, 0, 300), Some(100));
+}
+
 #[test]
 fn a_wake_turn_ends_after_its_slice_and_counts_against_the_cpu_share() {
     let mut e = engine();
     let slice = e.tunables().wake_slice_ns;
-    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-    e.owner_released(2 * MS, L1, 200);
-    e.waiter_woken(2 * MS, L1, 100, 200);
-    e.enqueue(2 * MS, 0, 100);
-    assert_eq!(e.pick(2 * MS, 0, 300), Some(100));
+    running_its_wake_turn(&mut e);
     assert_eq!(
         e.deadline(0),
         Some(2 * MS + slice),
@@ -1160,11 +1166,7 @@ fn a_wake_turn_is_bounded_by_the_budget_too() {
 fn after_its_turn_runs_out_a_woken_waiter_that_sleeps_again_grants_the_holder() {
     let mut e = engine();
     let slice = e.tunables().wake_slice_ns;
-    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-    e.owner_released(2 * MS, L1, 200);
-    e.waiter_woken(2 * MS, L1, 100, 200);
-    e.enqueue(2 * MS, 0, 100);
-    e.pick(2 * MS, 0, 300);
+    running_its_wake_turn(&mut e);
     // The releaser takes the lock again while the waiter spins through its whole turn.
     assert!(e.owner_acquired(2 * MS + 10, L1, 200).as_slice().is_empty());
     assert!(e.tick(2 * MS + slice, 0, 100));
