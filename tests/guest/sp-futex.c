@@ -3,7 +3,7 @@
  * sp-futex: the priority-inversion scenario on userspace locks (the futex
  * hooks' cost is measured by sp-overhead).
  *
- * usage: sp-futex -l hint|pi|plain [-m off,on] [-d SECS] [-H HOGS] [-k HOLDERS]
+ * usage: sp-futex -l hint|pi|plain [-m off,on,off_n10,on_n10] [-d SECS] [-H HOGS] [-k HOLDERS]
  *                 [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US]
  *                 [-R MIN_REDUCTION_PCT] [-G MAX_GROWTH_PCT] [-N MIN_WAITS]
  *                 [-A MIN_HANDOFFS]
@@ -24,11 +24,15 @@
  * A critical thread takes the same lock every PERIOD_US, holds it 10 us, and
  * records how long each acquisition waited (clock_gettime around the lock
  * call). Each mode runs SECS: off (SuperPass disabled) and on (enabled, the
- * critical thread registered as UI). Per mode it prints waits and p50/p99/
- * p99.9/max wait, as a table and as "M key value" metric lines. -R X fails
- * unless on cuts the p99.9 wait by at least X% against off; -G X fails if on's
- * p99.9 is more than X% above off's; a mode with fewer than MIN_WAITS waits
- * (default 1000: a p99.9 needs them) fails either check.
+ * critical thread registered as UI); off_nN and on_nN run the critical
+ * thread at nice -N (as Android runs the UI thread at -10), the plain modes
+ * at nice 0. Per mode it prints waits, p50/p99/p99.9/max wait and waits over
+ * 1, 10, 16 (a 60 Hz frame) and 100 ms, as a table and as "M key value"
+ * metric lines. -R X fails unless on cuts the p99.9 wait by at least X%
+ * against off of the same variant; -G X fails if on's p99.9 is more than X%
+ * above off's; a mode with fewer than MIN_WAITS waits (default 1000: a p99.9
+ * needs them) fails either check. With SuperPass on, each wait over 16 ms is
+ * captured from ftrace for the host to itemize (sp_harness.h).
  *
  * -x ITERS only exercises the futex paths, without /dev/superpass (for the
  * hook test): 4 threads each take a PI mutex and the owner-word lock ITERS
@@ -102,9 +106,11 @@ static void *holder(void *arg)
 
 	set_nice(19);
 	while (!atomic_load(&stop_all)) {
+		mark("B|%ld|lockhold:futex\n", self);
 		take(self);
 		work(work_us);
 		drop();
+		mark("E|%ld\n", self);
 		work(outside);
 	}
 	return NULL;
@@ -115,8 +121,11 @@ static const char *mode_name;
 static void *critical(void *arg)
 {
 	pid_t self = superpass_gettid();
+	int nice;
 
-	if (!strcmp(mode_name, "on")) {
+	mode_variant(mode_name, &nice);
+	set_nice(nice);
+	if (mode_is(mode_name, "on")) {
 		struct sp_critical_one c = { SP_HDR(struct sp_critical_one), { self, SP_ROLE_UI } };
 
 		if (sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL"))
@@ -124,13 +133,17 @@ static void *critical(void *arg)
 	}
 	while (!atomic_load(&stop_mode)) {
 		uint64_t next = now_ns() + period_us * 1000ULL;
-		uint64_t t0 = now_ns(), w;
+		uint64_t t0, w;
 		struct timespec ts;
 
+		mark("B|%ld|lockwait:futex\n", self);
+		t0 = now_ns();
 		take(self);
 		w = now_ns() - t0;
 		work(10);
 		drop();
+		mark("E|%ld\n", self);
+		lw_note(t0, w);
 		long i = atomic_fetch_add(&nsamples, 1);
 
 		if (i < MAX_SAMPLES)
@@ -139,7 +152,7 @@ static void *critical(void *arg)
 		ts.tv_nsec = next % 1000000000ULL;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
-	if (!strcmp(mode_name, "on")) {
+	if (mode_is(mode_name, "on")) {
 		struct sp_tid t = { SP_HDR(struct sp_tid), self, 0 };
 
 		sp_ioctl(SP_REMOVE_CRITICAL, &t, "REMOVE_CRITICAL");
@@ -149,8 +162,7 @@ static void *critical(void *arg)
 
 struct mode_result {
 	const char *mode;
-	long waits, over_1ms;
-	uint64_t p50, p99, p999, max;
+	struct wait_stats w;
 	struct sp_stats st;
 };
 
@@ -164,35 +176,34 @@ static void reset_stats(void)
 static int run_mode(const char *mode, struct mode_result *r)
 {
 	pthread_t th;
+	int nice, captured;
 
 	mode_name = mode;
 	memset(r, 0, sizeof(*r));
 	r->mode = mode;
-	if (sp_enable(!strcmp(mode, "on")))
+	if (mode_variant(mode, &nice) < 0 || (!mode_is(mode, "off") && !mode_is(mode, "on"))) {
+		fprintf(stderr, "-m %s: off or on, with an optional _nN (nice -N)\n", mode);
+		return -1;
+	}
+	if (sp_enable(mode_is(mode, "on")))
 		return -1;
 	reset_stats();
 	atomic_store(&nsamples, 0);
 	atomic_store(&stop_mode, 0);
+	if (mode_is(mode, "on"))
+		lw_start(mode);
 	pthread_create(&th, NULL, critical, NULL);
 	sleep(duration);
 	atomic_store(&stop_mode, 1);
 	pthread_join(th, NULL);
+	captured = lw_stop();
 	sp_get_stats(&r->st);
 	sp_enable(0);
 
 	long n = atomic_load(&nsamples);
 
-	if (n > MAX_SAMPLES)
-		n = MAX_SAMPLES;
-	qsort(samples, n, sizeof(uint64_t), cmp_u64);
-	r->waits = n;
-	for (long i = 0; i < n; i++)
-		if (samples[i] > 1000000)
-			r->over_1ms++;
-	r->p50 = pct(samples, n, 0.5);
-	r->p99 = pct(samples, n, 0.99);
-	r->p999 = pct(samples, n, 0.999);
-	r->max = n ? samples[n - 1] : 0;
+	summarize_waits(samples, n > MAX_SAMPLES ? MAX_SAMPLES : n, &r->w);
+	r->w.long_captured = captured;
 	return 0;
 }
 
@@ -301,14 +312,14 @@ int main(int argc, char **argv)
 	printf("\nUserspace lock: %s, %d hogs (nice 0), %d holder(s): %d us of work inside (nice 19), "
 	       "critical thread every %d us, %d s per mode\n", kind_name, nhogs, nholders, work_us,
 	       period_us, duration);
-	printf("%-6s %8s %10s %10s %10s %10s %9s %8s %8s %8s\n", "mode", "waits", "p50(us)", "p99(us)",
-	       "p99.9(us)", "max(us)", ">1ms", "hints", "grants", "picks");
+	printf("%-8s %8s %10s %10s %10s %10s %9s %6s %8s %8s %8s\n", "mode", "waits", "p50(us)", "p99(us)",
+	       "p99.9(us)", "max(us)", ">1ms", ">16ms", "hints", "grants", "picks");
 	for (int i = 0; i < nres; i++) {
 		struct mode_result *r = &res[i];
 		const __u64 *c = r->st.counters;
 
-		printf("%-6s %8ld %10.1f %10.1f %10.1f %10.1f %9ld %8llu %8llu %8llu\n", r->mode, r->waits,
-		       r->p50 / 1e3, r->p99 / 1e3, r->p999 / 1e3, r->max / 1e3, r->over_1ms,
+		printf("%-8s %8ld %10.1f %10.1f %10.1f %10.1f %9ld %6ld %8llu %8llu %8llu\n", r->mode, r->w.waits,
+		       r->w.p50 / 1e3, r->w.p99 / 1e3, r->w.p999 / 1e3, r->w.max / 1e3, r->w.over_1ms, r->w.over_16ms,
 		       (unsigned long long)c[SP_COUNTER_FUTEX_HINTS], (unsigned long long)c[SP_COUNTER_GRANTS],
 		       (unsigned long long)c[SP_COUNTER_PICKS]);
 	}
@@ -317,13 +328,8 @@ int main(int argc, char **argv)
 		const char *m = r->mode;
 		const __u64 *c = r->st.counters;
 
-		printf("M %s_waits %ld\n", m, r->waits);
-		printf("M %s_p50_us %.1f\n", m, r->p50 / 1e3);
-		printf("M %s_p99_us %.1f\n", m, r->p99 / 1e3);
-		printf("M %s_p999_us %.1f\n", m, r->p999 / 1e3);
-		printf("M %s_max_us %.1f\n", m, r->max / 1e3);
-		printf("M %s_over_1ms %ld\n", m, r->over_1ms);
-		if (!strcmp(m, "on")) {
+		print_wait_metrics(m, &r->w);
+		if (mode_is(m, "on")) {
 			printf("M %s_critical_waits %llu\n", m, (unsigned long long)c[SP_COUNTER_CRITICAL_WAITS]);
 			printf("M %s_futex_hints %llu\n", m, (unsigned long long)c[SP_COUNTER_FUTEX_HINTS]);
 			printf("M %s_futex_hints_rejected %llu\n", m,
@@ -336,21 +342,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (min_reduction >= 0 || max_growth >= 0) {
-		struct mode_result *off = NULL, *on = NULL;
+		struct mode_waits mw[8];
 
-		for (int i = 0; i < nres; i++) {
-			if (!strcmp(res[i].mode, "off"))
-				off = &res[i];
-			if (!strcmp(res[i].mode, "on"))
-				on = &res[i];
-		}
-		if (!off || !on) {
-			printf("FAIL cannot compare: need off and on runs\n");
-			return 1;
-		}
-		printf("M off_p999_us %.1f\nM on_p999_us %.1f\n", off->p999 / 1e3, on->p999 / 1e3);
-		fail |= p999_verdict(off->p999, off->waits, on->p999, on->waits, min_reduction, max_growth,
-				     min_waits);
+		for (int i = 0; i < nres; i++)
+			mw[i] = (struct mode_waits){ res[i].mode, &res[i].w };
+		fail |= judge_modes(mw, nres, min_reduction, max_growth, min_waits);
 	}
 	if (min_handoffs >= 0) {
 		long n = -1;

@@ -3,7 +3,7 @@
  * sp-inversion: the priority-inversion scenario SuperPass exists for, on a
  * real kernel lock (/dev/superpass-test's mutex or rwsem).
  *
- * usage: sp-inversion [-l mutex|rwsem] [-m off,on,fifo] [-d SECS] [-H HOGS]
+ * usage: sp-inversion [-l mutex|rwsem] [-m off,on,fifo,off_n10,on_n10] [-d SECS] [-H HOGS]
  *                     [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US] [-r READERS]
  *                     [-R MIN_REDUCTION_PCT] [-T TRACE_SECS]
  *
@@ -22,12 +22,17 @@
  * critical thread SCHED_FIFO 1: Android's RT-UI baseline) and ext (the critical
  * thread is registered by someone else, e.g. through superpass-service: it
  * prints "critical <pid> <tid>" on stdout, waits for one line on stdin, and
- * leaves SuperPass's enabled state alone). Per mode it prints
- * waits, p50/p99/p99.9/max wait, waits over 1 ms and the critical thread's CPU
- * share, as a table and as "key value" metric lines. With -R X it fails
- * unless "on" cuts the p99.9 wait by at least X% against "off". With -T S
- * it captures S seconds of ftrace per mode and prints it as "SPTRACE <mode>
- * <line>" lines for the host (cargo xtask demo saves them to target/vm/).
+ * leaves SuperPass's enabled state alone). A mode with the suffix _nN runs
+ * the critical thread at nice -N (on_n10: as Android runs the UI thread);
+ * without it, at nice 0. Per mode it prints waits, p50/p99/p99.9/max wait,
+ * waits over 1, 10, 16 (a 60 Hz frame) and 100 ms and the critical thread's
+ * CPU share, as a table and as "key value" metric lines. With -R X it fails
+ * unless "on" cuts the p99.9 wait by at least X% against "off" of the same
+ * variant. With -T S it captures S seconds of ftrace per mode without a
+ * suffix and prints it as "SPTRACE <lock>-<mode> <line>" lines for the host
+ * (cargo xtask demo saves them to target/vm/). With SuperPass on, every
+ * wait over 16 ms outside that window freezes a small ftrace recording whose
+ * window is printed the same way (sp_harness.h: the capture of long waits).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,23 +65,6 @@ static double trace_secs;
 static atomic_int stop_mode;
 static uint64_t *samples;
 static atomic_long nsamples;
-/* trace_marker while a trace window is open: atrace lockwait/lockhold slices (docs/trace.md). */
-static atomic_int marker_fd = -1;
-
-static void mark(const char *fmt, long tid)
-{
-	int fd = atomic_load(&marker_fd);
-	char m[96];
-	int n;
-
-	if (fd < 0)
-		return;
-	n = snprintf(m, sizeof(m), fmt, tid);
-	if (write(fd, m, n) < 0)
-		atomic_store(&marker_fd, -1);
-}
-
-
 /* The blocker (or one reader of the storm): nice 19, takes the lock, works inside. */
 static void *blocker(void *arg)
 {
@@ -100,8 +88,7 @@ static void *blocker(void *arg)
 
 struct mode_result {
 	const char *mode;
-	long waits, over_1ms;
-	uint64_t p50, p99, p999, max;
+	struct wait_stats w;
 	double cpu_share, hog_rate, secs;
 	struct sp_stats st;
 };
@@ -114,8 +101,11 @@ static void *critical(void *arg)
 	uint32_t op = (uint32_t)(long)arg;
 	uint64_t *cpu = malloc(sizeof(uint64_t));
 	uint64_t t0 = thread_cpu_ns();
+	int nice;
 
-	if (!strcmp(mode_name, "ext")) {
+	mode_variant(mode_name, &nice);
+	set_nice(nice);
+	if (mode_is(mode_name, "ext")) {
 		char go[16];
 
 		/* Someone else registers this thread, then tells us to go. */
@@ -125,12 +115,12 @@ static void *critical(void *arg)
 			fprintf(stderr, "ext: no go line on stdin\n");
 			exit(2);
 		}
-	} else if (!strcmp(mode_name, "on")) {
+	} else if (mode_is(mode_name, "on")) {
 		struct sp_critical_one c = { SP_HDR(struct sp_critical_one), { (int32_t)syscall(SYS_gettid), SP_ROLE_UI } };
 
 		if (sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL"))
 			exit(2);
-	} else if (!strcmp(mode_name, "fifo")) {
+	} else if (mode_is(mode_name, "fifo")) {
 		struct sched_param sp = { .sched_priority = 1 };
 
 		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
@@ -140,16 +130,18 @@ static void *critical(void *arg)
 	}
 	atomic_store(&critical_ready, 1);
 	while (!atomic_load(&stop_mode)) {
-		uint64_t w, next = now_ns() + period_us * 1000ULL;
+		uint64_t w, t, next = now_ns() + period_us * 1000ULL;
 		struct timespec ts;
 
 		/* The slice also covers the 10 us hold: the ioctl returns after it. */
 		mark("B|%ld|lockwait:spt\n", syscall(SYS_gettid));
+		t = now_ns();
 		if (lock_op(op, 10, &w) < 0) {
 			perror("critical SPT_LOCK");
 			break;
 		}
 		mark("E|%ld\n", syscall(SYS_gettid));
+		lw_note(t, w);
 		long i = atomic_fetch_add(&nsamples, 1);
 
 		if (i < MAX_SAMPLES)
@@ -158,7 +150,7 @@ static void *critical(void *arg)
 		ts.tv_nsec = next % 1000000000ULL;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
-	if (!strcmp(mode_name, "on")) {
+	if (mode_is(mode_name, "on")) {
 		struct sp_tid t = { SP_HDR(struct sp_tid), (int32_t)syscall(SYS_gettid), 0 };
 
 		sp_ioctl(SP_REMOVE_CRITICAL, &t, "REMOVE_CRITICAL");
@@ -167,70 +159,24 @@ static void *critical(void *arg)
 	return cpu;
 }
 
-static void write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-
-	if (fd >= 0) {
-		if (write(fd, s, strlen(s)) < 0)
-			perror(path);
-		close(fd);
-	}
-}
-
-#define TR "/sys/kernel/tracing/"
-
-static int trace_start(void)
-{
-	if (access(TR "trace", W_OK))
-		return 0;
-	write_file("/proc/sys/kernel/sched_schedstats", "1"); /* for sched_blocked_reason */
-	write_file(TR "tracing_on", "0");
-	write_file(TR "buffer_size_kb", "4096");
-	write_file(TR "trace", "");
-	write_file(TR "events/sched/sched_switch/enable", "1");
-	write_file(TR "events/sched/sched_waking/enable", "1");
-	write_file(TR "events/sched/sched_blocked_reason/enable", "1");
-	write_file(TR "events/superpass/enable", "1");
-	write_file(TR "tracing_on", "1");
-	atomic_store(&marker_fd, open(TR "trace_marker", O_WRONLY));
-	return 1;
-}
-
-static void trace_dump(const char *tag)
-{
-	char line[1024];
-	FILE *f;
-
-	int fd = atomic_exchange(&marker_fd, -1);
-
-	if (fd >= 0)
-		close(fd);
-	write_file(TR "tracing_on", "0");
-	f = fopen(TR "trace", "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		printf("SPTRACE %s %s", tag, line);
-	fclose(f);
-	fflush(stdout);
-	write_file(TR "events/enable", "0");
-	write_file(TR "trace", "");
-}
-
 static int run_mode(const char *mode, struct mode_result *r)
 {
 	uint32_t crit_op = strcmp(lockname, "mutex") ? (nreaders ? SPT_OP_WRITE : SPT_OP_READ) : SPT_OP_MUTEX;
 	long hog0 = 0, hog1 = 0;
 	pthread_t th;
 	uint64_t t0, t1, *cpu;
-	int tracing = 0;
+	int tracing = 0, nice, captured, window;
 	char tag[64];
 
 	mode_name = mode;
 	memset(r, 0, sizeof(*r));
 	r->mode = mode;
-	if (strcmp(mode, "ext") && sp_enable(!strcmp(mode, "on")))
+	if (mode_variant(mode, &nice) < 0 || (!mode_is(mode, "off") && !mode_is(mode, "on") &&
+					      !mode_is(mode, "fifo") && !mode_is(mode, "ext"))) {
+		fprintf(stderr, "-m %s: off, on, fifo or ext, with an optional _nN (nice -N)\n", mode);
+		return -1;
+	}
+	if (!mode_is(mode, "ext") && sp_enable(mode_is(mode, "on")))
 		return -1;
 	{
 		struct sp_hdr h = SP_HDR(struct sp_hdr);
@@ -240,6 +186,10 @@ static int run_mode(const char *mode, struct mode_result *r)
 	atomic_store(&nsamples, 0);
 	atomic_store(&stop_mode, 0);
 	atomic_store(&critical_ready, 0);
+	/* The window is for the demo's picture of off / on / fifo, not for the nice variants. */
+	window = trace_secs > 0 && !*mode_suffix(mode);
+	if (!window && mode_superpass(mode))
+		lw_start(mode);
 	pthread_create(&th, NULL, critical, (void *)(long)crit_op);
 	/* ext waits for its registration: the mode's time starts after it. */
 	while (!atomic_load(&critical_ready))
@@ -247,16 +197,18 @@ static int run_mode(const char *mode, struct mode_result *r)
 	for (int i = 0; i < nhogs; i++)
 		hog0 += atomic_load(&hog_iters[i]);
 	t0 = now_ns();
-	if (trace_secs > 0) {
+	if (window) {
 		double t = trace_secs < duration ? trace_secs : duration;
 
 		/* Let the mode settle, then trace a window of it. */
 		sleep(1);
-		tracing = trace_start();
+		tracing = trace_start(4096);
 		usleep((useconds_t)(t * 1e6));
 		snprintf(tag, sizeof(tag), "%s-%s", lockname, mode);
 		if (tracing)
 			trace_dump(tag);
+		if (mode_superpass(mode))
+			lw_start(mode);
 		if (duration > t + 1)
 			usleep((useconds_t)((duration - t - 1) * 1e6));
 	} else {
@@ -269,25 +221,17 @@ static int run_mode(const char *mode, struct mode_result *r)
 	atomic_store(&stop_mode, 1);
 	pthread_join(th, (void **)&cpu);
 	t1 = now_ns();
+	captured = lw_stop();
 	for (int i = 0; i < nhogs; i++)
 		hog1 += atomic_load(&hog_iters[i]);
 	sp_get_stats(&r->st);
-	if (strcmp(mode, "ext"))
+	if (!mode_is(mode, "ext"))
 		sp_enable(0);
 
 	long n = atomic_load(&nsamples);
 
-	if (n > MAX_SAMPLES)
-		n = MAX_SAMPLES;
-	qsort(samples, n, sizeof(uint64_t), cmp_u64);
-	r->waits = n;
-	for (long i = 0; i < n; i++)
-		if (samples[i] > 1000000)
-			r->over_1ms++;
-	r->p50 = pct(samples, n, 0.5);
-	r->p99 = pct(samples, n, 0.99);
-	r->p999 = pct(samples, n, 0.999);
-	r->max = n ? samples[n - 1] : 0;
+	summarize_waits(samples, n > MAX_SAMPLES ? MAX_SAMPLES : n, &r->w);
+	r->w.long_captured = captured;
 	r->cpu_share = 100.0 * (double)*cpu / (double)(t1 - t0);
 	r->secs = (double)(t1 - t0) / 1e9;
 	r->hog_rate = (double)(hog1 - hog0) / ((double)(t1 - t0) / 1e9);
@@ -364,29 +308,25 @@ int main(int argc, char **argv)
 	       3 * duration);
 	if (nreaders)
 		printf("  (%d readers, each %d us inside)\n", nreaders, work_us);
-	printf("%-6s %8s %10s %10s %10s %10s %9s %9s %8s %8s\n", "mode", "waits", "p50(us)", "p99(us)",
-	       "p99.9(us)", "max(us)", ">1ms", "crit.cpu%", "grants", "picks");
+	printf("%-8s %8s %10s %10s %10s %10s %9s %6s %9s %8s %8s\n", "mode", "waits", "p50(us)", "p99(us)",
+	       "p99.9(us)", "max(us)", ">1ms", ">16ms", "crit.cpu%", "grants", "picks");
 	for (int i = 0; i < nres; i++) {
 		struct mode_result *r = &res[i];
 
-		printf("%-6s %8ld %10.1f %10.1f %10.1f %10.1f %9ld %9.2f %8llu %8llu\n", r->mode, r->waits,
-		       r->p50 / 1e3, r->p99 / 1e3, r->p999 / 1e3, r->max / 1e3, r->over_1ms, r->cpu_share,
+		printf("%-8s %8ld %10.1f %10.1f %10.1f %10.1f %9ld %6ld %9.2f %8llu %8llu\n", r->mode, r->w.waits,
+		       r->w.p50 / 1e3, r->w.p99 / 1e3, r->w.p999 / 1e3, r->w.max / 1e3, r->w.over_1ms,
+		       r->w.over_16ms, r->cpu_share,
 		       (unsigned long long)r->st.counters[SP_COUNTER_GRANTS], (unsigned long long)r->st.counters[SP_COUNTER_PICKS]);
 	}
 	for (int i = 0; i < nres; i++) {
 		struct mode_result *r = &res[i];
 		const char *m = r->mode;
 
-		printf("M %s_waits %ld\n", m, r->waits);
+		print_wait_metrics(m, &r->w);
 		printf("M %s_secs %.1f\n", m, r->secs);
-		printf("M %s_p50_us %.1f\n", m, r->p50 / 1e3);
-		printf("M %s_p99_us %.1f\n", m, r->p99 / 1e3);
-		printf("M %s_p999_us %.1f\n", m, r->p999 / 1e3);
-		printf("M %s_max_us %.1f\n", m, r->max / 1e3);
-		printf("M %s_over_1ms %ld\n", m, r->over_1ms);
 		printf("M %s_crit_cpu_pct %.2f\n", m, r->cpu_share);
 		printf("M %s_hog_iters_per_s %.0f\n", m, r->hog_rate);
-		if (!strcmp(m, "on") || !strcmp(m, "ext")) {
+		if (mode_superpass(m)) {
 			const __u64 *c = r->st.counters;
 
 			printf("M %s_critical_waits %llu\n", m, (unsigned long long)c[SP_COUNTER_CRITICAL_WAITS]);
@@ -409,21 +349,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (min_reduction >= 0) {
-		struct mode_result *off = NULL, *on = NULL;
+		struct mode_waits mw[8];
 
-		for (int i = 0; i < nres; i++) {
-			if (!strcmp(res[i].mode, "off"))
-				off = &res[i];
-			if (!strcmp(res[i].mode, "on") || !strcmp(res[i].mode, "ext"))
-				on = &res[i];
-		}
-		if (!off || !on) {
-			printf("FAIL cannot compare: need off and on runs\n");
-			fail = 1;
-		} else {
-			fail |= p999_verdict(off->p999, off->waits, on->p999, on->waits, min_reduction, -1,
-					     MIN_WAITS);
-		}
+		for (int i = 0; i < nres; i++)
+			mw[i] = (struct mode_waits){ res[i].mode, &res[i].w };
+		fail |= judge_modes(mw, nres, min_reduction, -1, MIN_WAITS);
 	}
 	return fail;
 }

@@ -2,17 +2,21 @@
 /*
  * sp_harness.h: what the inversion programs (sp-inversion, sp-follow, sp-futex)
  * share: clocks, CPU burning and its calibration, the CPU hogs, the
- * /dev/superpass and test-device calls they make, percentiles and the off/on
- * p99.9 verdict. Header-only: each guest program is one .c file built on its
- * own.
+ * /dev/superpass and test-device calls they make, the wait metrics, the
+ * modes' nice variants, the off/on p99.9 verdict, ftrace captures and the
+ * capture of each long wait with SuperPass on. Header-only: each guest
+ * program is one .c file built on its own.
  */
 #ifndef SP_HARNESS_H
 #define SP_HARNESS_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -142,42 +146,427 @@ static __attribute__((unused)) void calibrate(void)
 		burn_loops_per_us = 1;
 }
 
+/* A wait longer than this drops a 60 Hz frame (16.7 ms): the *_over_16ms metrics. */
+#define FRAME_NS 16000000ULL
+
+/* One mode's waits, summarised; long_captured: waits over 16 ms captured by lw_note(). */
+struct wait_stats {
+	long waits, over_1ms, over_10ms, over_16ms, over_100ms, long_captured;
+	uint64_t p50, p99, p999, max;
+};
+
+/* Sorts the @n waits (ns) of @v and summarises them into @s. */
+static __attribute__((unused)) void summarize_waits(uint64_t *v, long n, struct wait_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	qsort(v, n, sizeof(*v), cmp_u64);
+	s->waits = n;
+	for (long i = 0; i < n; i++) {
+		s->over_1ms += v[i] > 1000000;
+		s->over_10ms += v[i] > 10000000;
+		s->over_16ms += v[i] > FRAME_NS;
+		s->over_100ms += v[i] > 100000000;
+	}
+	s->p50 = pct(v, n, 0.5);
+	s->p99 = pct(v, n, 0.99);
+	s->p999 = pct(v, n, 0.999);
+	s->max = n ? v[n - 1] : 0;
+}
+
+/*
+ * A mode is a base mode (off, on, fifo, ext) with an optional suffix _nN that
+ * runs the critical thread at nice -N: on_n10 is "on" with the critical
+ * thread at nice -10, as Android runs the UI thread and RenderThread. Without
+ * it the critical thread runs at nice 0, the harsher case. Returns the base's
+ * length, or -1 if the suffix is malformed; sets *nice.
+ */
+static __attribute__((unused)) int mode_variant(const char *mode, int *nice)
+{
+	const char *s = strstr(mode, "_n");
+	char *end;
+	long n;
+
+	*nice = 0;
+	if (!s)
+		return (int)strlen(mode);
+	n = strtol(s + 2, &end, 10);
+	if (end == s + 2 || *end || n < 1 || n > 20)
+		return -1;
+	*nice = (int)-n;
+	return (int)(s - mode);
+}
+
+/* Whether @mode is @base, in either variant. */
+static __attribute__((unused)) int mode_is(const char *mode, const char *base)
+{
+	int nice, n = mode_variant(mode, &nice);
+
+	return n >= 0 && strlen(base) == (size_t)n && !strncmp(mode, base, n);
+}
+
+/* The mode's variant suffix: "" or "_nN". */
+static __attribute__((unused)) const char *mode_suffix(const char *mode)
+{
+	const char *s = strstr(mode, "_n");
+
+	return s ? s : "";
+}
+
+/* Whether SuperPass acts in @mode: on, or ext (registered by someone else). */
+static __attribute__((unused)) int mode_superpass(const char *mode)
+{
+	return mode_is(mode, "on") || mode_is(mode, "ext");
+}
+
+/* Prints @s as "M <mode>_<key> value" metric lines, the same keys in every program. */
+static __attribute__((unused)) void print_wait_metrics(const char *mode, const struct wait_stats *s)
+{
+	printf("M %s_waits %ld\n", mode, s->waits);
+	printf("M %s_p50_us %.1f\n", mode, s->p50 / 1e3);
+	printf("M %s_p99_us %.1f\n", mode, s->p99 / 1e3);
+	printf("M %s_p999_us %.1f\n", mode, s->p999 / 1e3);
+	printf("M %s_max_us %.1f\n", mode, s->max / 1e3);
+	printf("M %s_over_1ms %ld\n", mode, s->over_1ms);
+	printf("M %s_over_10ms %ld\n", mode, s->over_10ms);
+	printf("M %s_over_16ms %ld\n", mode, s->over_16ms);
+	printf("M %s_over_100ms %ld\n", mode, s->over_100ms);
+	if (mode_superpass(mode)) {
+		printf("M %s_long_captured %ld\n", mode, s->long_captured);
+		printf("M %s_long_uncaptured %ld\n", mode, s->over_16ms - s->long_captured);
+	}
+}
+
 /*
  * Judges SuperPass on against off by their p99.9 waits (ns) and prints the
- * p999_reduction_pct metric and the sentence behind it. Returns nonzero if on
+ * p999_reduction_pct metric (with the variant's suffix, e.g.
+ * p999_reduction_pct_n10) and the sentence behind it. Returns nonzero if on
  * cuts the p99.9 by less than min_reduction percent (checked when >= 0), lies
  * more than max_growth percent above off (checked when >= 0), or either run
  * has fewer than min_waits waits, too few for its p99.9 to be one.
  */
-static __attribute__((unused)) int p999_verdict(uint64_t off_p999, long off_waits, uint64_t on_p999,
-						long on_waits, double min_reduction, double max_growth,
-						long min_waits)
+static __attribute__((unused)) int p999_verdict(const char *variant, uint64_t off_p999, long off_waits,
+						uint64_t on_p999, long on_waits, double min_reduction,
+						double max_growth, long min_waits)
 {
-	int fail = 0;
+	int fail = 0, nice;
 	double red;
+	char who[40] = "";
 
+	if (*variant && mode_variant(variant, &nice) >= 0)
+		snprintf(who, sizeof(who), " (critical thread at nice %d)", nice);
 	if (!off_p999) {
-		printf("FAIL cannot compare: off had no waits\n");
+		printf("FAIL%s cannot compare: off had no waits\n", who);
 		return 1;
 	}
 	red = 100.0 * (1.0 - (double)on_p999 / (double)off_p999);
-	printf("M p999_reduction_pct %.1f\n", red);
-	printf("p99.9 wait: off %.1f us (%ld waits) -> on %.1f us (%ld waits): %.1f%% reduction\n",
+	printf("M p999_reduction_pct%s %.1f\n", variant, red);
+	printf("p99.9 wait%s: off %.1f us (%ld waits) -> on %.1f us (%ld waits): %.1f%% reduction\n", who,
 	       off_p999 / 1e3, off_waits, on_p999 / 1e3, on_waits, red);
 	if (min_reduction >= 0 && red < min_reduction) {
-		printf("FAIL p99.9 reduction %.1f%% < %.0f%%\n", red, min_reduction);
+		printf("FAIL%s p99.9 reduction %.1f%% < %.0f%%\n", who, red, min_reduction);
 		fail = 1;
 	}
 	if (max_growth >= 0 && -red > max_growth) {
-		printf("FAIL on's p99.9 is %.1f%% above off's; at most %.0f%% allowed\n", -red, max_growth);
+		printf("FAIL%s on's p99.9 is %.1f%% above off's; at most %.0f%% allowed\n", who, -red,
+		       max_growth);
 		fail = 1;
 	}
 	if (off_waits < min_waits || on_waits < min_waits) {
-		printf("FAIL too few waits for a p99.9 (off %ld, on %ld; need >= %ld)\n", off_waits, on_waits,
-		       min_waits);
+		printf("FAIL%s too few waits for a p99.9 (off %ld, on %ld; need >= %ld)\n", who, off_waits,
+		       on_waits, min_waits);
 		fail = 1;
 	}
 	return fail;
+}
+
+/* A mode's name and waits, for judge_modes(). */
+struct mode_waits {
+	const char *mode;
+	const struct wait_stats *w;
+};
+
+/*
+ * Judges every SuperPass-on mode (on or ext, either variant) against off of
+ * its variant with p999_verdict(). Returns nonzero if a verdict failed, an on
+ * mode has no off to compare with, or no mode was judged.
+ */
+static __attribute__((unused)) int judge_modes(const struct mode_waits *m, int n, double min_reduction,
+					       double max_growth, long min_waits)
+{
+	int fail = 0, judged = 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *sfx = mode_suffix(m[i].mode);
+		const struct mode_waits *off = NULL;
+
+		if (!mode_superpass(m[i].mode))
+			continue;
+		for (int j = 0; j < n; j++)
+			if (mode_is(m[j].mode, "off") && !strcmp(mode_suffix(m[j].mode), sfx))
+				off = &m[j];
+		if (!off) {
+			printf("FAIL cannot compare %s: no off%s run\n", m[i].mode, sfx);
+			fail = 1;
+			continue;
+		}
+		fail |= p999_verdict(sfx, off->w->p999, off->w->waits, m[i].w->p999, m[i].w->waits,
+				     min_reduction, max_growth, min_waits);
+		judged++;
+	}
+	if (!judged) {
+		printf("FAIL cannot compare: need off and on runs\n");
+		fail = 1;
+	}
+	return fail;
+}
+
+#define TR "/sys/kernel/tracing/"
+
+static __attribute__((unused)) void write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	if (fd >= 0) {
+		if (write(fd, s, strlen(s)) < 0)
+			perror(path);
+		close(fd);
+	}
+}
+
+/* trace_marker while a capture runs: atrace lockwait/lockhold slices (docs/trace.md). */
+static atomic_int marker_fd = -1;
+
+/*
+ * Writes a marker line (@fmt with @tid) while a capture runs. A write fails
+ * (EBADF) while a long wait's capture has the recording frozen; that is
+ * expected, and errno is kept: callers mark around calls whose errno they read.
+ */
+static __attribute__((unused)) void mark(const char *fmt, long tid)
+{
+	int fd = atomic_load(&marker_fd), e = errno;
+	char m[96];
+	int n;
+
+	if (fd < 0)
+		return;
+	n = snprintf(m, sizeof(m), fmt, tid);
+	if (write(fd, m, n) < 0)
+		errno = e;
+}
+
+/*
+ * Starts ftrace with per-CPU buffers of @buffer_kb: the scheduler's switches,
+ * wakeups and blocked reasons, SuperPass's events and our markers. Returns 0
+ * without a writable tracefs.
+ */
+static __attribute__((unused)) int trace_start(int buffer_kb)
+{
+	char kb[16];
+
+	if (access(TR "trace", W_OK))
+		return 0;
+	write_file("/proc/sys/kernel/sched_schedstats", "1"); /* for sched_blocked_reason */
+	write_file(TR "tracing_on", "0");
+	/* CLOCK_MONOTONIC stamps: a long wait's lines are picked by the programs' own times. */
+	write_file(TR "trace_clock", "mono");
+	snprintf(kb, sizeof(kb), "%d", buffer_kb);
+	write_file(TR "buffer_size_kb", kb);
+	write_file(TR "trace", "");
+	write_file(TR "events/sched/sched_switch/enable", "1");
+	write_file(TR "events/sched/sched_waking/enable", "1");
+	write_file(TR "events/sched/sched_blocked_reason/enable", "1");
+	write_file(TR "events/superpass/enable", "1");
+	write_file(TR "tracing_on", "1");
+	atomic_store(&marker_fd, open(TR "trace_marker", O_WRONLY));
+	return 1;
+}
+
+/* Stops ftrace and empties its buffer. */
+static __attribute__((unused)) void trace_stop(void)
+{
+	int fd = atomic_exchange(&marker_fd, -1);
+
+	if (fd >= 0)
+		close(fd);
+	write_file(TR "tracing_on", "0");
+	write_file(TR "events/enable", "0");
+	write_file(TR "trace", "");
+}
+
+/* The timestamp (ns) of an ftrace text line ("comm-pid [cpu] flags secs.usecs: ..."), 0 if none. */
+static __attribute__((unused)) uint64_t trace_line_ns(const char *line)
+{
+	const char *p = strstr(line, "] ");
+
+	if (line[0] == '#' || !p)
+		return 0;
+	for (p += 2; *p;) {
+		char *end;
+		double t;
+
+		while (*p == ' ')
+			p++;
+		t = strtod(p, &end);
+		if (end > p && *end == ':')
+			return (uint64_t)(t * 1e9);
+		while (*p && *p != ' ')
+			p++;
+	}
+	return 0;
+}
+
+/*
+ * Prints the buffer's lines stamped in [@from, @to] ns (and the header) as
+ * "SPTRACE <tag> <line>" for the host (xtask saves them to
+ * target/vm/inversion-<tag>.trace); all of them when @to is 0. Returns the
+ * first event's time, or 0 if the buffer held none.
+ */
+static __attribute__((unused)) uint64_t trace_print(const char *tag, uint64_t from, uint64_t to)
+{
+	char line[1024];
+	uint64_t first = 0;
+	FILE *f = fopen(TR "trace", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t t = trace_line_ns(line);
+
+		if (t && !first)
+			first = t;
+		if (to && t > to)
+			break;
+		if (!to || !t || t >= from)
+			printf("SPTRACE %s %s", tag, line);
+	}
+	fclose(f);
+	fflush(stdout);
+	return first;
+}
+
+/* Prints the whole capture as trace_print() does, then stops ftrace. */
+static __attribute__((unused)) void trace_dump(const char *tag)
+{
+	int fd = atomic_exchange(&marker_fd, -1);
+
+	if (fd >= 0)
+		close(fd);
+	write_file(TR "tracing_on", "0");
+	trace_print(tag, 0, 0);
+	trace_stop();
+}
+
+/*
+ * The capture of long waits: while SuperPass is on, ftrace records into small
+ * ring buffers, and a wait longer than FRAME_NS freezes them (one write to
+ * tracing_on, from the critical thread as its wait ends). A dumper thread
+ * then prints the lines of that wait's window as its own capture, <tag>-wN,
+ * and restarts the recording; the host itemizes each with superpass-trace.
+ * Reading a buffer formats all of it, which costs the guest CPU time (each
+ * capture's log line says how much), so the buffers are small and a mode
+ * captures at most LW_MAX waits. A wait that began while the recording was
+ * off (before the mode's capture started, or during a dump) is not captured:
+ * its start would be missing. The *_long_uncaptured metric counts the waits
+ * over 16 ms left without a capture of their own (sp-inversion's -T window
+ * is recorded whole instead: the host itemizes the long waits in it too).
+ */
+#define LW_MAX 12
+#define LW_BUFFER_KB 1024
+/* Context kept before a wait (its blocker's recent states) and after it. */
+#define LW_BEFORE_NS 100000000ULL
+#define LW_AFTER_NS 2000000ULL
+
+static struct {
+	atomic_int active, armed, pending, stop;
+	/* When the recording last (re)started: a wait that began before it is not whole. */
+	_Atomic uint64_t since;
+	uint64_t from, to, wait_ns;
+	int on_fd, captured;
+	char tag[80];
+	pthread_t dumper;
+} lw = { .on_fd = -1 };
+
+static __attribute__((unused)) void *lw_dumper(void *arg)
+{
+	while (!atomic_load(&lw.stop)) {
+		char tag[96];
+		uint64_t first, t;
+
+		if (!atomic_load(&lw.pending)) {
+			usleep(10000);
+			continue;
+		}
+		snprintf(tag, sizeof(tag), "%s-w%d", lw.tag, ++lw.captured);
+		t = now_ns();
+		first = trace_print(tag, lw.from, lw.to);
+		printf("long wait %.1f ms with SuperPass on: its ftrace window is capture %s (read in %.0f ms)\n",
+		       lw.wait_ns / 1e6, tag, (now_ns() - t) / 1e6);
+		if (!first || first > lw.from + LW_BEFORE_NS)
+			printf("  (capture %s starts %.1f ms into the wait: the buffer had overwritten the rest)\n",
+			       tag, first ? (first - lw.from - LW_BEFORE_NS) / 1e6 : lw.wait_ns / 1e6);
+		write_file(TR "trace", "");
+		atomic_store(&lw.pending, 0);
+		if (lw.captured < LW_MAX) {
+			atomic_store(&lw.since, now_ns());
+			write_file(TR "tracing_on", "1");
+			atomic_store(&lw.armed, 1);
+		}
+	}
+	return NULL;
+}
+
+/* Starts the capture of long waits for a SuperPass-on mode; @tag names its captures. */
+static __attribute__((unused)) void lw_start(const char *tag)
+{
+	const char *test = getenv("SPTEST_NAME");
+
+	snprintf(lw.tag, sizeof(lw.tag), "%s-%s", test ? test : "guest", tag);
+	lw.captured = 0;
+	atomic_store(&lw.pending, 0);
+	atomic_store(&lw.stop, 0);
+	atomic_store(&lw.since, now_ns());
+	if (!trace_start(LW_BUFFER_KB))
+		return;
+	lw.on_fd = open(TR "tracing_on", O_WRONLY);
+	if (lw.on_fd < 0 || pthread_create(&lw.dumper, NULL, lw_dumper, NULL)) {
+		trace_stop();
+		return;
+	}
+	atomic_store(&lw.armed, 1);
+	atomic_store(&lw.active, 1);
+}
+
+/*
+ * The critical thread's wait that began at @t0 lasted @wait_ns (as its metrics
+ * count it): a long one freezes the recording. Called once its lockwait slice
+ * has ended, so that the capture holds the whole slice.
+ */
+static __attribute__((unused)) void lw_note(uint64_t t0, uint64_t wait_ns)
+{
+	if (wait_ns <= FRAME_NS || !atomic_load(&lw.active) || t0 < atomic_load(&lw.since) ||
+	    !atomic_exchange(&lw.armed, 0))
+		return;
+	if (write(lw.on_fd, "0", 1) < 0)
+		perror("tracing_on");
+	lw.from = t0 - LW_BEFORE_NS;
+	lw.to = now_ns() + LW_AFTER_NS;
+	lw.wait_ns = wait_ns;
+	atomic_store(&lw.pending, 1);
+}
+
+/* Ends the capture (a pending dump is finished first); returns the waits it captured. */
+static __attribute__((unused)) int lw_stop(void)
+{
+	if (!atomic_exchange(&lw.active, 0))
+		return 0;
+	while (atomic_load(&lw.pending))
+		usleep(10000);
+	atomic_store(&lw.stop, 1);
+	pthread_join(lw.dumper, NULL);
+	close(lw.on_fd);
+	lw.on_fd = -1;
+	trace_stop();
+	return lw.captured;
 }
 
 #endif /* SP_HARNESS_H */

@@ -5,13 +5,16 @@
 # had as few as 8 inversions in a run, too few for its p99.9 to be one. A
 # mode then runs on until it has 1000 waits (off's inversions are long).
 # Captures ftrace per mode (SPTRACE lines -> target/vm/inversion-*.trace): 2 s, or
-# sp.trace=S seconds from the kernel command line (the demo asks for most of the mode).
+# sp.trace=S seconds from the kernel command line (the demo asks for most of the mode),
+# and with SuperPass on each later wait over 16 ms (cargo xtask vm-test itemizes them).
+# off_n10 / on_n10 run the same with the critical thread at nice -10, as Android runs
+# the UI thread and RenderThread (metrics off_n10_*, on_n10_*; the plain modes keep nice 0).
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
 secs=$(sed -n 's/.*sp\.secs=\([0-9]*\).*/\1/p' /proc/cmdline)
 tsecs=$(sed -n 's/.*sp\.trace=\([0-9]*\).*/\1/p' /proc/cmdline)
-sp-inversion -l mutex -m off,on,fifo -d ${secs:-10} -H 4 -w 500 -o 100 -p 1000 -R 72 -T ${tsecs:-2} > /tmp/inv.out 2>&1
+sp-inversion -l mutex -m off,on,fifo,off_n10,on_n10 -d ${secs:-10} -H 4 -w 500 -o 100 -p 1000 -R 72 -T ${tsecs:-2} > /tmp/inv.out 2>&1
 rc=$?
 grep -v '^M \|^SPTRACE ' /tmp/inv.out
 grep '^SPTRACE ' /tmp/inv.out

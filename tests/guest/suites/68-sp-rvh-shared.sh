@@ -4,6 +4,8 @@
 # fast-track keeps the vendor's placement even while SuperPass is boosting
 # blockers (>= 90% of its wakeups on the vendor's CPU); and SuperPass still
 # cuts the inversion's p99.9 wait by >= 72%.
+# off_n10 / on_n10 run the same with the critical thread at nice -10, as Android runs
+# the UI thread and RenderThread (metrics off_n10_*, on_n10_*; the plain modes keep nice 0).
 #@boot rvh-shared  (sp_vendorsched.ko must hold the first probes before superpass.ko loads)
 fail=0
 insmod /lib/modules/sp/sp_vendorsched.ko || { echo "FAIL insmod sp_vendorsched"; exit 1; }
@@ -14,12 +16,14 @@ mask=$(dmesg | tail -n +$((before + 1)) | sed -n 's/.*superpass: active mechanis
 echo "active_mask $mask" >> "$SPTEST_METRICS"
 [ "$mask" = "0x3ffff" ] || { echo "FAIL active mechanisms $mask as the second probe, want 0x3ffff"; fail=1; }
 # The vendor's placement while SuperPass boosts an inversion's blocker next to it.
-sp-inversion -l mutex -m on -d 14 -H 2 -w 500 -p 1000 > /tmp/bg.out 2>&1 &
+# Its own capture names (SPTEST_NAME), apart from the inversion's below.
+SPTEST_NAME=rvh-shared-peer sp-inversion -l mutex -m on -d 14 -H 2 -w 500 -p 1000 > /tmp/bg.out 2>&1 &
 bg=$!
 sleep 2
 sp-rvhpeer -n 500 -m 90 > /tmp/peer.out 2>&1 || fail=1
 wait $bg
 cat /tmp/peer.out
+grep '^SPTRACE \|^long wait\|^  (capture' /tmp/bg.out
 sed 's/^FAIL.*//' /tmp/peer.out | grep . >> "$SPTEST_METRICS"
 g=$(sed -n 's/^M on_grants //p' /tmp/bg.out)
 echo "grants_during_peer ${g:-0}" >> "$SPTEST_METRICS"
@@ -31,7 +35,7 @@ d=$(sed -n 's/^select_decided //p' /proc/sp_vendorsched)
 # 600 us it runs, so off-mode inversions are frequent enough (tens in 30 s) that the p99.9 of a
 # few thousand waits lands among them; with equal inside and outside times a quiet run had too
 # few inversions for the p99.9 to be one.
-sp-inversion -l mutex -m off,on -d ${SP_SHARED_SECS:-30} -H 4 -w 500 -o 100 -p 1000 -R 72 > /tmp/inv.out 2>&1 || fail=1
+sp-inversion -l mutex -m off,on,off_n10,on_n10 -d ${SP_SHARED_SECS:-30} -H 4 -w 500 -o 100 -p 1000 -R 72 > /tmp/inv.out 2>&1 || fail=1
 grep -v '^M ' /tmp/inv.out
 grep '^M ' /tmp/inv.out | cut -c3- >> "$SPTEST_METRICS"
 # The blocker re-takes the lock before the woken critical thread runs: those holds wait for the
