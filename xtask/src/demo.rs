@@ -138,9 +138,10 @@ pub fn main(args: &[String]) -> Result<(), String> {
     fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
     remove_old_captures(&out);
     eprintln!(
-        "[demo] booting QEMU: mutex and rwsem scenarios, 3 modes x {secs} s each, longer for a \
-         mode short of 1000 waits (~{} s)",
-        6 * secs + 30
+        "[demo] booting QEMU: mutex and rwsem scenarios, 5 modes x {secs} s each (off, on, fifo, \
+         and off and on with the critical thread at nice -10), longer for a mode short of 1000 \
+         waits (~{} s)",
+        10 * secs + 30
     );
     let b = vm::boot(
         &k,
@@ -151,11 +152,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
         // and the report see the rare long waits the tables count.
         &format!(
             "sptest.timeout={} sp.secs={secs} sp.trace={}",
-            // Up to 3 x secs per mode: sp-inversion runs a mode on until it has 1000 waits.
+            // Up to 3 x secs for each of 5 modes: sp-inversion runs a mode on until it has 1000
+            // waits.
             20 * secs + 120,
             secs.saturating_sub(2).clamp(1, 8)
         ),
-        Duration::from_secs(40 * secs as u64 + 300),
+        Duration::from_secs(60 * secs as u64 + 300),
         &logs,
         false,
     )?;
@@ -240,7 +242,7 @@ const WAITS_SQL: &str =
 const WINDOW_SQL: &str = "SELECT end_ts - start_ts FROM trace_bounds";
 
 /// Builds superpass-trace (release) and returns the binary.
-fn build_trace_tool() -> Result<PathBuf, String> {
+pub fn build_trace_tool() -> Result<PathBuf, String> {
     run(
         "build superpass-trace",
         cargo().args(["build", "--release", "-p", "superpass-trace"]),

@@ -36,7 +36,12 @@ Boots the SuperPass test kernel in QEMU and runs the guest tests:
        SPTEST {\"name\":..,\"status\":\"pass|fail|skip\",\"duration_ms\":..,\"metrics\":{..}}
   5. scans the whole kernel log for kernel errors (Oops, WARNING:, BUG:,
      lockdep reports, panics): any one fails the run (`kernel-log/<group>`);
-  6. writes target/vm/results.json (array of {name,status,duration_ms,metrics})
+  6. saves the guests' ftrace captures (SPTRACE lines) as target/vm/inversion-<tag>.trace;
+     with SuperPass on, the inversion programs capture every wait over 16 ms (a 60 Hz
+     frame), and `superpass-trace report --long-ms 16 --long-only` itemizes each one
+     (the waiter's and holders' states, SuperPass's events in it), printed and appended
+     to the boot's guest.log;
+  7. writes target/vm/results.json (array of {name,status,duration_ms,metrics})
      prints a table, exits non-zero on any failure.
 
 A test that prints no result (guest crash, hang, timeout) counts as failed.
@@ -59,7 +64,8 @@ Options:
   --filter NAME[,NAME] run only the tests whose name contains one of the NAMEs
                        (^NAME: whose name starts with NAME)
   --variant V          kernel variant: default or kasan (KASAN + lockdep)
-  --timeout SECS       whole-VM timeout (default 900)
+  --timeout SECS       whole-VM timeout (default 1800: the superpass boot runs every
+                       inversion test twice, critical thread at nice 0 and -10)
   --test-timeout SECS  per-test timeout inside the guest (default 300)
   --verbose            echo the whole console while it runs
   --list               list the tests and exit
@@ -109,7 +115,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut o = Opts {
         filter: None,
         variant: Variant::Default,
-        timeout: 900,
+        timeout: 1800,
         test_timeout: 300,
         verbose: false,
         list: false,
@@ -222,9 +228,10 @@ pub fn main(args: &[String]) -> Result<(), String> {
             o.verbose,
         )?;
         report.add_boot(&b, &names, &format!("kernel-log/{g}"));
-        // ftrace captures printed by sp-inversion -> target/vm/inversion-*.trace, so that
-        // superpass-trace can import what the guest saw.
-        crate::module::save_traces(&b.console, &out);
+        // ftrace captures printed by the inversion programs -> target/vm/inversion-*.trace,
+        // so that superpass-trace can import what the guest saw.
+        let traces = crate::module::save_traces(&b.console, &out);
+        itemize_long_waits(&traces, &logs.join("guest.log"));
     }
     report.write(&out.join("results.json"))?;
     report.print_table();
@@ -260,6 +267,61 @@ fn run_dir(out: &Path) -> Result<PathBuf, String> {
     }
     fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     Ok(dir)
+}
+
+/// Whether a capture (`inversion-<tag>.trace`) is of a mode with SuperPass on: a dash-separated
+/// word of its tag is `on` or `ext`, either variant (`mutex-on`, `sp-chain-on_n10-w2`).
+fn superpass_on_capture(trace: &Path) -> bool {
+    let stem = trace.file_stem().unwrap_or_default().to_string_lossy();
+    let tag = stem.strip_prefix("inversion-").unwrap_or(&stem);
+    tag.split('-')
+        .any(|w| w == "on" || w == "ext" || w.starts_with("on_n") || w.starts_with("ext_n"))
+}
+
+/// Itemizes every wait over 16 ms (a 60 Hz frame) in the captures of SuperPass-on modes with
+/// `superpass-trace report --long-ms 16 --long-only`, printed and appended to `log` (the
+/// boot's guest.log). Reporting only: a failure to itemize is printed, not a test failure.
+fn itemize_long_waits(traces: &[PathBuf], log: &Path) {
+    let on: Vec<&PathBuf> = traces.iter().filter(|t| superpass_on_capture(t)).collect();
+    if on.is_empty() {
+        return;
+    }
+    let tool = match crate::demo::build_trace_tool() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("[vm] cannot itemize the long waits: {e}");
+            return;
+        }
+    };
+    let mut text =
+        String::from("\n== waits over 16 ms with SuperPass on, itemized from the captures ==\n");
+    for t in on {
+        let o = Command::new(&tool)
+            .arg("report")
+            .arg(t)
+            .args(["--long-ms", "16", "--top", "20", "--long-only"])
+            .output();
+        text.push_str(&format!(
+            "\n$ superpass-trace report {} --long-ms 16 --long-only\n",
+            t.display()
+        ));
+        match o {
+            Ok(o) if o.status.success() => text.push_str(&String::from_utf8_lossy(&o.stdout)),
+            Ok(o) => text.push_str(&format!(
+                "failed: {}\n",
+                String::from_utf8_lossy(&o.stderr).trim()
+            )),
+            Err(e) => text.push_str(&format!("failed: {e}\n")),
+        }
+    }
+    print!("{text}");
+    let appended = fs::OpenOptions::new()
+        .append(true)
+        .open(log)
+        .and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = appended {
+        eprintln!("[vm] {}: {e}", log.display());
+    }
 }
 
 fn step(s: &str) {
@@ -911,6 +973,25 @@ mod tests {
         assert!(Machine::parse("cpus=0").is_err());
         assert!(Machine::parse("cpus=four").is_err());
         assert!(Machine::parse("kvm").unwrap_err().contains("kvm"));
+    }
+
+    #[test]
+    fn captures_of_superpass_on_modes_are_itemized() {
+        for on in [
+            "inversion-mutex-on.trace",
+            "inversion-sp-chain-on-w1.trace",
+            "inversion-sp-owner-change-on_n10-w3.trace",
+            "inversion-sp-service-ext-w1.trace",
+        ] {
+            assert!(superpass_on_capture(Path::new(on)), "{on}");
+        }
+        for off in [
+            "inversion-mutex-off.trace",
+            "inversion-mutex-fifo.trace",
+            "inversion-sp-owner-change-off_n10.trace",
+        ] {
+            assert!(!superpass_on_capture(Path::new(off)), "{off}");
+        }
     }
 
     #[test]
