@@ -8,6 +8,8 @@
 //!   at least XX/100 (what `sql/tail.sql` computes);
 //! - a *long* wait lasts at least `long_ns`; the report itemizes the `top` longest;
 //! - *overlapping holds*: holds of the same lock by other threads that intersect the wait;
+//!   a long wait's `holders` sums their states over the overlaps (holders asleep: the lock
+//!   was held by a sleeping thread, which no CPU time can shorten);
 //! - *barging*: holds of the same lock by other threads that begin inside the wait;
 //! - *itemized*: the waiter's thread_state clipped to the wait: asleep (any sleeping
 //!   state), runnable (`R`, `R+`), running; the rest is `unknown` (no sched data);
@@ -519,6 +521,7 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
         let (ws, we) = (w.ts, w.end());
         let mut overlapping = Vec::new();
         let mut barging = Vec::new();
+        let mut holders = Itemized::default();
         for h in overlapping_holds(&w.lock, ws, we) {
             let (hs, he) = (h.ts, d.end_of(h));
             if h.utid == w.utid {
@@ -526,6 +529,7 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
             }
             let (os, oe) = (hs.max(ws), he.min(we));
             let holder = d.itemize(h.utid, os, oe);
+            holders.add(holder);
             overlapping.push(json!({
                 "slice_id": h.id,
                 "holder": d.thread(h.utid),
@@ -564,6 +568,7 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
             "owner": owner,
             "woken_by": wakers,
             "overlapping_holds": overlapping,
+            "holders": holders.json(),
             "barging": barging,
             "superpass": if d.sp.is_empty() { Value::Null } else { d.superpass_in_wait(w.utid, ws, we) },
         }));

@@ -273,6 +273,12 @@ fn long_waits(o: &mut String, r: &Value, start: i64) {
                 items(&h["holder_state"])
             );
         }
+        if w["overlapping_holds"]
+            .as_array()
+            .is_some_and(|h| !h.is_empty())
+        {
+            let _ = writeln!(o, "    holders in all: {}", items(&w["holders"]));
+        }
         superpass_in_wait(o, &w["superpass"], start);
         let barging = w["barging"].as_array().map_or(0, Vec::len);
         if barging > 0 {

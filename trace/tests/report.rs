@@ -66,6 +66,9 @@ fn check(r: &Value) {
     assert_eq!(i(&spw["picks"]), 1);
     assert_eq!(i(&spw["budget_regrants"]), 0);
 
+    assert_eq!(i(&w["holders"]["runnable_ns"]), 7_000 * US);
+    assert_eq!(i(&w["holders"]["running_ns"]), 1_600 * US);
+
     let barging = w["barging"].as_array().unwrap();
     assert_eq!(barging.len(), 1);
     assert_eq!(i(&barging[0]["thread"]["tid"]), 103);
@@ -120,6 +123,10 @@ fn text_report_names_the_numbers() {
     );
     assert!(text.contains("woken by bg (102)"), "{text}");
     assert!(text.contains("barged 1x: barger (103)"), "{text}");
+    assert!(
+        text.contains("holders in all: asleep 0.000 / runnable 7.000 / running 1.600"),
+        "{text}"
+    );
 }
 
 #[test]
