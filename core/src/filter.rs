@@ -63,16 +63,21 @@ impl<const LANES: bool> TidFilter<LANES> {
     /// False means `tid` is certainly not a member; true means it may be.
     #[inline(always)]
     pub fn may_contain(&self, tid: Tid) -> bool {
-        self.counts[slot(tid)] != 0
+        // `slot` masks into range, so the `None` arm compiles away.
+        self.counts.get(slot(tid)).is_some_and(|&c| c != 0)
     }
 
     /// Adds one membership of `tid`.
     pub fn insert(&mut self, tid: Tid) {
         let s = slot(tid);
         // Counting memberships per lane, rather than live slots, makes this branch-free.
-        self.counts[s] = self.counts[s].wrapping_add(1);
+        if let Some(c) = self.counts.get_mut(s) {
+            *c = c.wrapping_add(1);
+        }
         if LANES {
-            self.lane_counts[s % 64] = self.lane_counts[s % 64].wrapping_add(1);
+            if let Some(l) = self.lane_counts.get_mut(s % 64) {
+                *l = l.wrapping_add(1);
+            }
             self.lanes |= 1 << (s % 64);
         }
     }
@@ -81,12 +86,17 @@ impl<const LANES: bool> TidFilter<LANES> {
     /// left alone).
     pub fn remove(&mut self, tid: Tid) {
         let s = slot(tid);
-        if self.counts[s] != 0 {
-            self.counts[s] -= 1;
+        let Some(c) = self.counts.get_mut(s) else {
+            return;
+        };
+        if *c != 0 {
+            *c -= 1;
             if !LANES {
                 return;
             }
-            let l = &mut self.lane_counts[s % 64];
+            let Some(l) = self.lane_counts.get_mut(s % 64) else {
+                return;
+            };
             // The slot had a membership, so its lane counts at least one.
             *l = l.wrapping_sub(1);
             if *l == 0 {
