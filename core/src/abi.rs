@@ -338,7 +338,10 @@ impl<'a> Writer<'a> {
         Ok(Self { b, pos: 0 })
     }
     fn put(&mut self, v: &[u8]) {
-        self.b[self.pos..self.pos + v.len()].copy_from_slice(v);
+        // `new` checked the buffer against the message's size, so this is always in range.
+        if let Some(d) = self.b.get_mut(self.pos..self.pos + v.len()) {
+            d.copy_from_slice(v);
+        }
         self.pos += v.len();
     }
     fn u32(&mut self, v: u32) {
@@ -526,7 +529,8 @@ impl CriticalList {
 
     /// The entries in use.
     pub fn entries(&self) -> &[CriticalEntry] {
-        &self.entries[..(self.count as usize).min(MAX_CRITICAL_ENTRIES)]
+        let n = (self.count as usize).min(MAX_CRITICAL_ENTRIES);
+        self.entries.get(..n).unwrap_or(&[])
     }
 }
 
@@ -577,9 +581,9 @@ impl CriticalList {
                 return Err(AbiError::Reserved);
             }
         }
-        let used = &entries[..count as usize];
+        let used = entries.get(..count as usize).ok_or(AbiError::TooMany)?;
         for (i, e) in used.iter().enumerate() {
-            if used[..i].iter().any(|x| x.tid == e.tid) {
+            if used.iter().take(i).any(|x| x.tid == e.tid) {
                 return Err(AbiError::BadTid);
             }
         }

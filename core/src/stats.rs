@@ -236,10 +236,12 @@ impl Histogram {
 
     /// Records one sample.
     pub fn record(&mut self, ns: u64) {
-        let i = Self::index(ns);
         // One sample per critical wait cannot wrap a `u64` (at 10^9 a second it would take
-        // centuries), so the add needs no saturation; the counters wrap the same way.
-        self.buckets[i] = self.buckets[i].wrapping_add(1);
+        // centuries), so the add needs no saturation; the counters wrap the same way. `index`
+        // is always in range, so the `get_mut` costs no check.
+        if let Some(b) = self.buckets.get_mut(Self::index(ns)) {
+            *b = b.wrapping_add(1);
+        }
         if ns < self.min {
             self.min = ns;
         }
@@ -268,10 +270,10 @@ impl Histogram {
     /// The number of samples (summed over the buckets).
     pub const fn count(&self) -> u64 {
         let mut total = 0u64;
-        let mut i = 0;
-        while i < HIST_BUCKETS {
-            total = total.saturating_add(self.buckets[i]);
-            i += 1;
+        let mut rest: &[u64] = &self.buckets;
+        while let [b, tail @ ..] = rest {
+            total = total.saturating_add(*b);
+            rest = tail;
         }
         total
     }
@@ -368,13 +370,15 @@ impl Stats {
     /// Adds `n` to `c`.
     #[inline]
     pub fn add(&mut self, c: Counter, n: u64) {
-        let v = &mut self.counters[c as usize];
-        *v = v.wrapping_add(n);
+        // Every `Counter` is below `NUM_COUNTERS`, so the `None` arm compiles away.
+        if let Some(v) = self.counters.get_mut(c as usize) {
+            *v = v.wrapping_add(n);
+        }
     }
 
     /// The value of `c`.
     pub fn get(&self, c: Counter) -> u64 {
-        self.counters[c as usize]
+        self.counters.get(c as usize).copied().unwrap_or(0)
     }
 }
 

@@ -296,7 +296,7 @@ impl Tunables {
     /// The value of the tunable called `name`.
     pub fn get(&self, name: &str) -> Option<u64> {
         let i = TUNABLES.iter().position(|d| d.name == name)?;
-        Some(self.to_array()[i])
+        self.to_array().get(i).copied()
     }
 
     /// Sets the tunable called `name`, leaving `self` unchanged if the result is invalid.
@@ -306,7 +306,7 @@ impl Tunables {
             .position(|d| d.name == name)
             .ok_or(AbiError::UnknownTunable)?;
         let mut v = self.to_array();
-        v[i] = value;
+        *v.get_mut(i).ok_or(AbiError::UnknownTunable)? = value;
         *self = Self::from_array(&v)?;
         Ok(())
     }
