@@ -108,14 +108,16 @@ impl Blockers {
     /// The blockers found.
     #[inline]
     pub fn as_slice(&self) -> &[Tid] {
-        &self.tids[..self.len]
+        self.tids.get(..self.len).unwrap_or(&[])
     }
 
     #[inline]
     pub(crate) fn push(&mut self, t: Tid) {
         if self.len < MAX_BLOCKERS && t > 0 && !self.as_slice().contains(&t) {
-            self.tids[self.len] = t;
-            self.len += 1;
+            if let Some(x) = self.tids.get_mut(self.len) {
+                *x = t;
+                self.len += 1;
+            }
         }
     }
 
@@ -124,13 +126,27 @@ impl Blockers {
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(Tid) -> bool) {
         let mut n = 0;
         for i in 0..self.len {
-            let t = self.tids[i];
+            let Some(&t) = self.tids.get(i) else { break };
             if keep(t) {
-                self.tids[n] = t;
+                if let Some(x) = self.tids.get_mut(n) {
+                    *x = t;
+                }
                 n += 1;
             }
         }
         self.len = n;
+    }
+
+    /// Removes the blocker at `j`, moving the last one into its place.
+    #[inline]
+    fn swap_remove(&mut self, j: usize) {
+        let last = self.len.wrapping_sub(1);
+        if let Some(&t) = self.tids.get(last) {
+            if let Some(x) = self.tids.get_mut(j) {
+                *x = t;
+                self.len = last;
+            }
+        }
     }
 }
 
@@ -226,7 +242,7 @@ impl Detector {
             return None;
         }
         let base = self.set_of(lock);
-        (base..base + LOCK_WAYS).find(|&i| self.locks[i].id == lock)
+        (base..base + LOCK_WAYS).find(|&i| self.locks.get(i).is_some_and(|s| s.id == lock))
     }
 
     /// Finds `lock`'s slot or makes one, evicting the stalest idle-of-waiters entry of its set.
@@ -239,13 +255,17 @@ impl Detector {
         let mut free = None;
         let mut victim: Option<usize> = None;
         for i in base..base + LOCK_WAYS {
-            let s = &self.locks[i];
+            let Some(s) = self.locks.get(i) else { break };
             if s.id == lock {
                 return Some(i);
             }
             if s.id == 0 {
                 free = free.or(Some(i));
-            } else if s.waiters == 0 && victim.map_or(true, |v| s.touched < self.locks[v].touched) {
+            } else if s.waiters == 0
+                && victim
+                    .and_then(|v| self.locks.get(v))
+                    .map_or(true, |v| s.touched < v.touched)
+            {
                 victim = Some(i);
             }
         }
@@ -260,7 +280,7 @@ impl Detector {
                 return None;
             }
         };
-        self.locks[i] = LockSlot {
+        *self.locks.get_mut(i)? = LockSlot {
             id: lock,
             touched: now,
             ..FREE_LOCK
@@ -274,19 +294,24 @@ impl Detector {
     /// Counts the earlier, untracked waits on the lock that slot `i` now tracks.
     #[cold]
     fn adopt_untracked(&mut self, i: usize) {
-        let lock = self.locks[i].id;
-        for j in 0..self.hi {
-            if self.wait_slot[j].is_none() && self.waits[j].is_some_and(|w| w.lock == lock) {
-                self.wait_slot[j] = Some(i as u8);
-                self.locks[i].waiters += 1;
+        let Some(s) = self.locks.get_mut(i) else {
+            return;
+        };
+        let live = self.wait_slot.iter_mut().zip(&self.waits).take(self.hi);
+        for (slot, w) in live {
+            if slot.is_none() && w.is_some_and(|w| w.lock == s.id) {
+                *slot = Some(i as u8);
+                s.waiters += 1;
                 self.untracked -= 1;
             }
         }
     }
 
     fn release_if_idle(&mut self, i: usize) {
-        if self.locks[i].idle() {
-            self.locks[i] = FREE_LOCK;
+        if let Some(s) = self.locks.get_mut(i) {
+            if s.idle() {
+                *s = FREE_LOCK;
+            }
         }
     }
 
@@ -296,7 +321,7 @@ impl Detector {
     /// for `tid`.
     pub fn owner_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Option<Tid> {
         let i = self.find(lock)?;
-        let s = &mut self.locks[i];
+        let s = self.locks.get_mut(i)?;
         let old = core::mem::replace(&mut s.owner, tid);
         s.touched = now;
         (s.waiters > 0).then_some(old)
@@ -305,11 +330,12 @@ impl Detector {
     /// Records that `tid` released `lock` as its owner.
     pub fn owner_released(&mut self, now: Nanos, lock: LockId, tid: Tid) {
         if let Some(i) = self.find(lock) {
-            let s = &mut self.locks[i];
-            if s.owner == tid {
-                s.owner = 0;
+            if let Some(s) = self.locks.get_mut(i) {
+                if s.owner == tid {
+                    s.owner = 0;
+                }
+                s.touched = now;
             }
-            s.touched = now;
             self.release_if_idle(i);
         }
     }
@@ -330,22 +356,25 @@ impl Detector {
         let Some(i) = self.find_or_insert(now, lock, st) else {
             return false;
         };
-        let s = &mut self.locks[i];
+        let Some(s) = self.locks.get_mut(i) else {
+            return false;
+        };
         s.touched = now;
         if s.owner == tid {
             s.owner = 0;
         }
         let n = s.nreaders as usize;
-        if s.readers[..n].contains(&tid) {
+        if s.readers.iter().take(n).any(|&r| r == tid) {
             // Already recorded (a platform's view of the lock and its own event crossed).
             return false;
         }
         st.bump(Counter::ReadersSeen);
-        if n >= READER_RECORD {
+        // Past the record (`n >= READER_RECORD`): only counted.
+        let Some(r) = s.readers.get_mut(n) else {
             s.untracked = s.untracked.saturating_add(1);
             return false;
-        }
-        s.readers[n] = tid;
+        };
+        *r = tid;
         s.nreaders += 1;
         let tracked = (n as u32) < t.max_readers;
         if tracked {
@@ -372,7 +401,7 @@ impl Detector {
     ) {
         let owner = owner.max(0);
         let i = match self.find(lock) {
-            Some(i) if self.locks[i].waiters > 0 => return,
+            Some(i) if self.locks.get(i).is_some_and(|s| s.waiters > 0) => return,
             Some(i) => i,
             None if owner == 0 && readers.is_empty() => return,
             None => match self.insert(now, lock, st) {
@@ -381,7 +410,9 @@ impl Detector {
             },
         };
         let max = self.max_readers as u32;
-        let s = &mut self.locks[i];
+        let Some(s) = self.locks.get_mut(i) else {
+            return;
+        };
         s.owner = owner;
         s.touched = now;
         s.readers = [0; READER_RECORD];
@@ -389,15 +420,16 @@ impl Detector {
         s.untracked = 0;
         for &r in readers {
             let n = s.nreaders as usize;
-            if r <= 0 || r == owner || s.readers[..n].contains(&r) {
+            if r <= 0 || r == owner || s.readers.iter().take(n).any(|&x| x == r) {
                 continue;
             }
             st.bump(Counter::ReadersSeen);
-            if n >= READER_RECORD {
+            // Past the record (`n >= READER_RECORD`): only counted.
+            let Some(x) = s.readers.get_mut(n) else {
                 s.untracked = s.untracked.saturating_add(1);
                 continue;
-            }
-            s.readers[n] = r;
+            };
+            *x = r;
             s.nreaders += 1;
             if (n as u32) < max {
                 st.bump(Counter::ReadersTracked);
@@ -419,18 +451,22 @@ impl Detector {
     ) -> Option<Tid> {
         let i = self.find(lock)?;
         let max = self.max_readers as usize;
-        let s = &mut self.locks[i];
+        let s = self.locks.get_mut(i)?;
         s.touched = now;
         let n = s.nreaders as usize;
         let mut promoted = None;
-        if let Some(j) = s.readers[..n].iter().position(|&r| r == tid) {
+        let found = s.readers.iter().take(n).position(|&r| r == tid);
+        if let Some((j, rest)) = found.and_then(|j| Some((j, s.readers.get_mut(j..n)?))) {
             // Oldest first: the first recorded reader past the tracked ones moves up into them.
-            s.readers.copy_within(j + 1..n, j);
-            s.readers[n - 1] = 0;
+            // `rest` starts with the departing reader, so it is not empty.
+            rest.rotate_left(1);
+            if let Some(last) = rest.last_mut() {
+                *last = 0;
+            }
             s.nreaders -= 1;
             if j < max && n > max {
                 st.bump(Counter::ReadersTracked);
-                promoted = Some(s.readers[max - 1]);
+                promoted = s.readers.get(max - 1).copied();
             }
         } else {
             // An untracked reader, or one released by another task (up_read_non_owner).
@@ -443,26 +479,32 @@ impl Detector {
 
     /// True if the table says `tid` holds `lock`, as its owner or a recorded reader.
     pub fn holds(&self, lock: LockId, tid: Tid) -> bool {
-        self.find(lock).is_some_and(|i| {
-            let s = &self.locks[i];
-            s.owner == tid || s.readers[..s.nreaders as usize].contains(&tid)
-        })
+        self.find(lock)
+            .and_then(|i| self.locks.get(i))
+            .is_some_and(|s| {
+                let n = s.nreaders as usize;
+                s.owner == tid || s.readers.iter().take(n).any(|&r| r == tid)
+            })
     }
 
     /// True if `tid` holds `lock` as its owner or as one of its first `max_readers` recorded
     /// readers (those named as blockers).
     pub fn blocks_as_holder(&self, lock: LockId, tid: Tid) -> bool {
-        self.find(lock).is_some_and(|i| {
-            let s = &self.locks[i];
-            let tracked = (s.nreaders as usize).min(self.max_readers as usize);
-            s.owner == tid || (s.owner == 0 && s.readers[..tracked].contains(&tid))
-        })
+        self.find(lock)
+            .and_then(|i| self.locks.get(i))
+            .is_some_and(|s| {
+                let tracked = (s.nreaders as usize).min(self.max_readers as usize);
+                s.owner == tid
+                    || (s.owner == 0 && s.readers.iter().take(tracked).any(|&r| r == tid))
+            })
     }
 
     /// True if tracked waits are on `lock`.
     #[inline]
     pub fn has_waits_on(&self, lock: LockId) -> bool {
-        self.find(lock).is_some_and(|i| self.locks[i].waiters > 0)
+        self.find(lock)
+            .and_then(|i| self.locks.get(i))
+            .is_some_and(|s| s.waiters > 0)
     }
 
     /// One past the last live wait slot: [`Detector::wait_at`] is `None` at and above it.
@@ -506,7 +548,7 @@ impl Detector {
     ) {
         // A task waits for one lock at a time: a new wait replaces a stale record.
         let mut free = None;
-        for (j, x) in self.waits[..self.hi].iter().enumerate() {
+        for (j, x) in self.live_waits().iter().enumerate() {
             match x {
                 Some(old) if old.waiter == w.waiter => {
                     self.end_stale_wait(j);
@@ -522,13 +564,16 @@ impl Detector {
         };
         // Before the wait is stored, so that a new slot adopts only earlier waits.
         let found = self.find_or_insert(now, w.lock, st);
-        self.waits[slot] = Some(w);
+        let (Some(ws), Some(wl)) = (self.waits.get_mut(slot), self.wait_slot.get_mut(slot)) else {
+            return;
+        };
+        *ws = Some(w);
+        *wl = found.map(|i| i as u8);
         if w.depth > 0 {
             self.waiting.insert(w.waiter);
         }
         self.hi = self.hi.max(slot + 1);
-        self.wait_slot[slot] = found.map(|i| i as u8);
-        let Some(i) = found else {
+        let Some(s) = found.and_then(|i| self.locks.get_mut(i)) else {
             if w.lock != 0 {
                 self.untracked += 1;
             }
@@ -537,7 +582,6 @@ impl Detector {
             }
             return;
         };
-        let s = &mut self.locks[i];
         s.touched = now;
         s.waiters += 1;
         if let Some(o) = owner.filter(|&o| o > 0) {
@@ -553,7 +597,7 @@ impl Detector {
                 } else {
                     let n = s.nreaders as usize;
                     let tracked = n.min(self.max_readers as usize);
-                    for &r in &s.readers[..tracked] {
+                    for &r in s.readers.iter().take(tracked) {
                         b.push(r);
                     }
                     st.add(
@@ -565,8 +609,7 @@ impl Detector {
         }
         // A thread never blocks itself (e.g. a reader upgrading); drop it if named.
         if let Some(j) = b.as_slice().iter().position(|&x| x == w.waiter) {
-            b.tids[j] = b.tids[b.len - 1];
-            b.len -= 1;
+            b.swap_remove(j);
         }
     }
 
@@ -581,7 +624,7 @@ impl Detector {
         }
         // The first free slot below `hi` (which leaves `hi` as it is), else `hi`.
         let mut free = None;
-        for (j, x) in self.waits[..self.hi].iter().enumerate() {
+        for (j, x) in self.live_waits().iter().enumerate() {
             match x {
                 Some(old) if old.waiter == waiter => return None,
                 None if free.is_none() => free = Some((j, self.hi)),
@@ -622,21 +665,25 @@ impl Detector {
         // by it needs no bounds check.
         let i = i as u8;
         self.store_wait(j, hi, w, Some(i));
-        let s = &mut self.locks[usize::from(i)];
-        s.touched = now;
-        s.waiters += 1;
-        s.owner = o;
+        if let Some(s) = self.locks.get_mut(usize::from(i)) {
+            s.touched = now;
+            s.waiters += 1;
+            s.owner = o;
+        }
     }
 
     /// Stores wait `w` in free wait slot `j`, counted in lock slot `slot`; `hi` becomes `hi`.
     #[inline(always)]
     fn store_wait(&mut self, j: usize, hi: usize, w: Wait, slot: Option<u8>) {
-        self.waits[j] = Some(w);
+        let (Some(ws), Some(wl)) = (self.waits.get_mut(j), self.wait_slot.get_mut(j)) else {
+            return;
+        };
+        *ws = Some(w);
+        *wl = slot;
         if w.depth > 0 {
             self.waiting.insert(w.waiter);
         }
         self.hi = hi;
-        self.wait_slot[j] = slot;
     }
 
     /// [`Detector::find_or_insert`], out of line: the path of a lock not tracked yet.
@@ -669,9 +716,15 @@ impl Detector {
         if hi.wrapping_sub(1) >= MAX_WAITS {
             return None;
         }
-        let (j, w) =
-            (0..hi).find_map(|j| self.waits[j].filter(|w| w.waiter == waiter).map(|w| (j, w)))?;
-        self.waits[j] = None;
+        let (j, w) = (0..hi).find_map(|j| {
+            self.waits
+                .get(j)
+                .copied()
+                .flatten()
+                .filter(|w| w.waiter == waiter)
+                .map(|w| (j, w))
+        })?;
+        *self.waits.get_mut(j)? = None;
         self.forget_wait(j, w);
         Some(w)
     }
@@ -679,7 +732,7 @@ impl Detector {
     /// Ends the wait in slot `j`, returning it.
     #[inline(always)]
     fn end_wait(&mut self, j: usize) -> Option<Wait> {
-        let w = self.waits[j].take()?;
+        let w = self.waits.get_mut(j)?.take()?;
         self.forget_wait(j, w);
         Some(w)
     }
@@ -697,15 +750,17 @@ impl Detector {
         // end of the range.
         if j + 1 == self.hi {
             self.hi = j;
-            while self.hi > 0 && self.waits[self.hi - 1].is_none() {
+            while self.hi > 0 && matches!(self.waits.get(self.hi - 1), Some(None)) {
                 self.hi -= 1;
             }
         }
-        match self.wait_slot[j] {
+        match self.wait_slot.get(j).copied().flatten() {
             Some(i) => {
                 let i = i as usize;
-                // A live wait with a slot is counted in it, so the count is at least 1.
-                self.locks[i].waiters -= 1;
+                if let Some(s) = self.locks.get_mut(i) {
+                    // A live wait with a slot is counted in it, so the count is at least 1.
+                    s.waiters -= 1;
+                }
                 self.release_if_idle(i);
             }
             None if w.lock != 0 => self.untracked -= 1,
@@ -722,7 +777,8 @@ impl Detector {
     /// Marks critical `waiter`'s wait on `lock` woken (see [`Wait::woken`]); false if it has no
     /// such wait.
     pub fn set_woken(&mut self, waiter: Tid, lock: LockId) -> bool {
-        let Some(w) = self.waits[..self.hi]
+        let Some(w) = self
+            .live_waits_mut()
             .iter_mut()
             .flatten()
             .find(|w| w.waiter == waiter && w.lock == lock && w.depth == 0)
@@ -736,7 +792,8 @@ impl Detector {
 
     /// Clears `waiter`'s woken mark, returning its wait if it was woken.
     pub fn take_woken(&mut self, waiter: Tid) -> Option<Wait> {
-        let w = self.waits[..self.hi]
+        let w = self
+            .live_waits_mut()
             .iter_mut()
             .flatten()
             .find(|w| w.waiter == waiter && w.woken)?;
@@ -748,7 +805,8 @@ impl Detector {
 
     #[cold]
     fn update_woken_lanes(&mut self) {
-        self.woken_lanes = self.waits[..self.hi]
+        self.woken_lanes = self
+            .live_waits()
             .iter()
             .flatten()
             .filter(|w| w.woken)
@@ -764,7 +822,7 @@ impl Detector {
 
     /// The live wait of `waiter`, if any.
     pub fn wait_of(&self, waiter: Tid) -> Option<Wait> {
-        self.waits[..self.hi]
+        self.live_waits()
             .iter()
             .flatten()
             .find(|w| w.waiter == waiter)
@@ -773,7 +831,18 @@ impl Detector {
 
     /// Every live wait.
     pub fn waits(&self) -> impl Iterator<Item = &Wait> + '_ {
-        self.waits[..self.hi].iter().flatten()
+        self.live_waits().iter().flatten()
+    }
+
+    /// The wait slots below `hi` (`hi` never passes the table).
+    #[inline(always)]
+    fn live_waits(&self) -> &[Option<Wait>] {
+        self.waits.get(..self.hi).unwrap_or(&[])
+    }
+
+    #[inline(always)]
+    fn live_waits_mut(&mut self) -> &mut [Option<Wait>] {
+        self.waits.get_mut(..self.hi).unwrap_or(&mut [])
     }
 
     /// The number of locks tracked now.
@@ -784,8 +853,9 @@ impl Detector {
     /// The owner, the recorded readers (tracked ones first) and the count of unrecorded
     /// readers of `lock`, for tests and introspection.
     pub fn holders(&self, lock: LockId) -> Option<(Tid, &[Tid], u32)> {
-        let s = &self.locks[self.find(lock)?];
-        Some((s.owner, &s.readers[..s.nreaders as usize], s.untracked))
+        let s = self.locks.get(self.find(lock)?)?;
+        let readers = s.readers.get(..s.nreaders as usize).unwrap_or(&[]);
+        Some((s.owner, readers, s.untracked))
     }
 
     /// Checks the structural invariants; used by tests.
@@ -810,7 +880,7 @@ impl Detector {
             if s.nreaders as usize > READER_RECORD {
                 return Err("more readers than the record holds");
             }
-            if s.readers[..s.nreaders as usize].contains(&0) {
+            if s.readers.iter().take(s.nreaders as usize).any(|&r| r == 0) {
                 return Err("a recorded reader is not a task");
             }
             let base = self.set_of(s.id);
@@ -828,7 +898,7 @@ impl Detector {
         if self.nsets.get() as usize != self.nslots / LOCK_WAYS {
             return Err("nsets out of sync");
         }
-        if self.hi > 0 && self.waits[self.hi - 1].is_none() {
+        if self.hi > 0 && matches!(self.waits.get(self.hi - 1), Some(None)) {
             return Err("hi past the last live wait");
         }
         for (j, w) in self.waits.iter().enumerate() {
@@ -836,7 +906,7 @@ impl Detector {
             if j >= self.hi {
                 return Err("live wait at or above hi");
             }
-            if self.wait_slot[j].map(usize::from) != self.find(w.lock) {
+            if self.wait_slot.get(j).copied().flatten().map(usize::from) != self.find(w.lock) {
                 return Err("wait's lock slot out of sync");
             }
         }
