@@ -122,10 +122,13 @@ const IDLE_CPU: PerCpu = PerCpu {
 impl PerCpu {
     fn remove(&mut self, b: u8) -> bool {
         let n = self.len as usize;
-        let Some(i) = self.queue[..n].iter().position(|&x| x == b) else {
+        let Some(i) = self.queue.iter().take(n).position(|&x| x == b) else {
             return false;
         };
-        self.queue.copy_within(i + 1..n, i);
+        // `i < n`: the tail starting at `b` is not empty, so `1..` is in it.
+        if let Some(tail) = self.queue.get_mut(i..n) {
+            tail.copy_within(1.., 0);
+        }
         self.len -= 1;
         true
     }
@@ -260,6 +263,18 @@ impl FastTrack {
         self.nr_cpus
     }
 
+    /// The live boost at index `bi`, if any (a copy: a `Boost` is a few words).
+    #[inline(always)]
+    fn boost_at(&self, bi: usize) -> Option<Boost> {
+        self.boosts.get(bi).copied().flatten()
+    }
+
+    /// The live boost at index `bi`, if any, to change.
+    #[inline(always)]
+    fn boost_at_mut(&mut self, bi: usize) -> Option<&mut Boost> {
+        self.boosts.get_mut(bi)?.as_mut()
+    }
+
     /// The boost index of `tid`, if it is boosted; near-free when it is not.
     #[inline]
     fn boost_of(&self, tid: Tid) -> Option<u8> {
@@ -267,14 +282,14 @@ impl FastTrack {
             return None;
         }
         bits(self.live_boosts)
-            .find(|&i| self.boosts[i].is_some_and(|b| b.tid == tid))
+            .find(|&i| self.boost_at(i).is_some_and(|b| b.tid == tid))
             .map(|i| i as u8)
     }
 
     /// The slots of the live grants held by boost `bi` (none if it is not live).
     #[inline]
     fn grants_of(&self, bi: u8) -> u64 {
-        self.boosts[bi as usize].map_or(0, |b| b.grants)
+        self.boost_at(bi.into()).map_or(0, |b| b.grants)
     }
 
     /// False if `tid` certainly holds no fast track (one load and compare); true if it may.
@@ -287,7 +302,7 @@ impl FastTrack {
     /// lock-free readers; a walk of the live boosts.
     pub fn boosted_lanes(&self) -> u64 {
         bits(self.live_boosts)
-            .filter_map(|i| self.boosts[i])
+            .filter_map(|i| self.boost_at(i))
             .fold(0, |acc, b| acc | lane_bit(b.tid))
     }
 
@@ -299,13 +314,13 @@ impl FastTrack {
 
     /// The depth and root a wait by boosted task `tid` inherits.
     pub fn chain_of(&self, tid: Tid) -> Option<(u32, Tid)> {
-        let b = self.boosts[self.boost_of(tid)? as usize]?;
+        let b = self.boost_at(self.boost_of(tid)?.into())?;
         Some((b.depth, b.root))
     }
 
     /// Every live grant.
     pub fn grants(&self) -> impl Iterator<Item = &Grant> + '_ {
-        bits(self.live_grants).filter_map(|i| self.grants[i].as_ref())
+        bits(self.live_grants).filter_map(|i| self.grants.get(i)?.as_ref())
     }
 
     /// The number of boosted tasks.
@@ -326,7 +341,7 @@ impl FastTrack {
     /// Records the platform's handle for boosted task `tid`; does nothing if it is not boosted.
     pub fn set_handle(&mut self, tid: Tid, handle: u64) {
         if let Some(bi) = self.boost_of(tid) {
-            if let Some(b) = self.boosts[bi as usize].as_mut() {
+            if let Some(b) = self.boost_at_mut(bi.into()) {
                 b.handle = handle;
             }
         }
@@ -334,14 +349,14 @@ impl FastTrack {
 
     /// The platform's handle for boosted task `tid`, if it gave one.
     pub fn handle(&self, tid: Tid) -> Option<u64> {
-        let b = self.boosts[self.boost_of(tid)? as usize]?;
+        let b = self.boost_at(self.boost_of(tid)?.into())?;
         (b.handle != 0).then_some(b.handle)
     }
 
     /// Drops `handle` wherever it is recorded: the platform is about to free what it names.
     pub fn forget_handle(&mut self, handle: u64) {
         for i in bits(self.live_boosts) {
-            if let Some(b) = self.boosts[i].as_mut().filter(|b| b.handle == handle) {
+            if let Some(b) = self.boost_at_mut(i).filter(|b| b.handle == handle) {
                 b.handle = 0;
             }
         }
@@ -351,14 +366,14 @@ impl FastTrack {
     /// already queued, so no enqueue announced them.
     pub fn unlocated(&self) -> impl Iterator<Item = (Tid, u64)> + '_ {
         bits(self.live_boosts)
-            .filter_map(|i| self.boosts[i])
+            .filter_map(|i| self.boost_at(i))
             .filter(|b| !b.located && b.handle != 0)
             .map(|b| (b.tid, b.handle))
     }
 
     /// Fast-tracked CPU time `tid` has used in its current boost.
     pub fn used_ns(&self, tid: Tid) -> Option<Nanos> {
-        Some(self.boosts[self.boost_of(tid)? as usize]?.used)
+        Some(self.boost_at(self.boost_of(tid)?.into())?.used)
     }
 
     /// True if CPU `cpu` is throttled for the rest of its window.
