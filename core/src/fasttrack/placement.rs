@@ -23,14 +23,12 @@ impl FastTrack {
         for (c, &v) in self.capacity.iter_mut().zip(capacity) {
             *c = v;
         }
-        let top = self.capacity[..self.nr_cpus]
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0);
-        let mask = (0..self.nr_cpus)
-            .filter(|&c| self.capacity[c] == top)
-            .fold(0u64, |m, c| m | 1 << c);
+        let cpus = self.capacity.iter().copied().take(self.nr_cpus);
+        let top = cpus.clone().max().unwrap_or(0);
+        let mask = cpus
+            .enumerate()
+            .filter(|&(_, v)| v == top)
+            .fold(0u64, |m, (c, _)| m | 1 << c);
         self.set_fast_cpus(mask);
     }
 
@@ -82,7 +80,8 @@ impl FastTrack {
         while m != 0 {
             let c = m.trailing_zeros() as usize;
             m &= m - 1;
-            let cap = self.capacity[c];
+            // `c < 64 == MAX_CPUS`: never the fallback.
+            let cap = self.capacity.get(c).copied().unwrap_or(0);
             if best == 0 || cap > top {
                 best = 1 << c;
                 top = cap;

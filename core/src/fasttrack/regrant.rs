@@ -38,14 +38,17 @@ impl FastTrack {
             None => {
                 let mut soonest = 0;
                 for (i, c) in self.cooling.iter().enumerate() {
-                    if c.is_some_and(|c| Some(c.until) < self.cooling[soonest].map(|s| s.until)) {
+                    let s = self.cooling.get(soonest).copied().flatten();
+                    if c.is_some_and(|c| Some(c.until) < s.map(|s| s.until)) {
                         soonest = i;
                     }
                 }
                 soonest
             }
         };
-        self.cooling[slot] = Some(Cooling { tid, until });
+        if let Some(c) = self.cooling.get_mut(slot) {
+            *c = Some(Cooling { tid, until });
+        }
         self.next_regrant = self.next_regrant.min(until);
     }
 
@@ -69,7 +72,10 @@ impl FastTrack {
         for c in self.cooling.iter_mut() {
             match *c {
                 Some(x) if x.until <= now => {
-                    out[n] = x.tid;
+                    // `out` is as long as the table, so it has room.
+                    if let Some(o) = out.get_mut(n) {
+                        *o = x.tid;
+                    }
                     n += 1;
                     *c = None;
                 }
