@@ -263,6 +263,12 @@ impl FastTrack {
         self.nr_cpus
     }
 
+    /// The live grant in slot `gi`, if any (a copy).
+    #[inline(always)]
+    fn grant_at(&self, gi: usize) -> Option<Grant> {
+        self.grants.get(gi).copied().flatten()
+    }
+
     /// The live boost at index `bi`, if any (a copy: a `Boost` is a few words).
     #[inline(always)]
     fn boost_at(&self, bi: usize) -> Option<Boost> {

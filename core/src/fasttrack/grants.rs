@@ -3,7 +3,7 @@
 use super::super::engine::{Observer, RevokeReason};
 use super::super::stats::{Counter, Stats};
 use super::super::tunables::{Tunables, MAX_GRANTS};
-use super::super::{LockId, Nanos, Tid};
+use super::super::{LockId, Nanos, Tid, MAX_CPUS};
 use super::{bits, Boost, Cx, FastTrack, Grant, GrantOutcome, Link};
 
 impl FastTrack {
@@ -25,7 +25,10 @@ impl FastTrack {
         let existing = self.boost_of(blocker);
         if let Some(bi) = existing {
             // Every grant naming `blocker` is indexed by its boost: no table scan.
-            let same = |gi: usize| self.grants[gi].is_some_and(|g| g.via == via && g.lock == lock);
+            let same = |gi: usize| {
+                self.grant_at(gi)
+                    .is_some_and(|g| g.via == via && g.lock == lock)
+            };
             if bits(self.grants_of(bi)).any(same) {
                 return GrantOutcome::Exists;
             }
@@ -39,7 +42,11 @@ impl FastTrack {
         }
         let (bi, outcome) = match existing {
             Some(bi) => {
-                let b = self.boosts[bi as usize].as_mut().expect("live boost");
+                // `boost_of` named a live boost: never the fallback.
+                let Some(b) = self.boost_at_mut(bi.into()) else {
+                    cx.st.bump(Counter::MissedGrants);
+                    return GrantOutcome::Missed;
+                };
                 b.grants |= 1u64 << gi;
                 if depth < b.depth {
                     b.depth = depth;
@@ -115,7 +122,10 @@ impl FastTrack {
         cx: &mut Cx<'_, O>,
     ) {
         // Its first grant is this one, so this link is its shallowest.
-        self.boosts[bi % MAX_GRANTS] = Some(Boost {
+        let Some(slot) = self.boosts.get_mut(bi % MAX_GRANTS) else {
+            return;
+        };
+        *slot = Some(Boost {
             tid: link.blocker,
             used: 0,
             grants: 1u64 << gi,
@@ -141,7 +151,10 @@ impl FastTrack {
         cx: &mut Cx<'_, O>,
     ) {
         let bit = 1u64 << gi;
-        self.grants[gi % MAX_GRANTS] = Some(Grant {
+        let Some(slot) = self.grants.get_mut(gi % MAX_GRANTS) else {
+            return;
+        };
+        *slot = Some(Grant {
             blocker: link.blocker,
             via: link.via,
             root: link.root,
@@ -175,7 +188,7 @@ impl FastTrack {
     ) {
         let mut ended = 0;
         for gi in bits(self.live_grants) {
-            if self.grants[gi].is_some_and(|g| pred(&g)) {
+            if self.grant_at(gi).is_some_and(|g| pred(&g)) {
                 ended |= 1 << gi;
             }
         }
@@ -202,7 +215,7 @@ impl FastTrack {
             return;
         }
         for gi in bits(self.live_grants) {
-            if self.grants[gi].is_some_and(|g| g.root == root) {
+            if self.grant_at(gi).is_some_and(|g| g.root == root) {
                 self.end_grant(now, gi, reason, false, cx);
             }
         }
@@ -223,7 +236,7 @@ impl FastTrack {
         let cx = &mut Cx { t, st, obs };
         let mut ended = false;
         for gi in bits(self.live_grants) {
-            if self.grants[gi].is_some_and(|g| g.root == root) {
+            if self.grant_at(gi).is_some_and(|g| g.root == root) {
                 self.drop_grant(now, gi, reason, cx);
                 ended = true;
             }
@@ -246,7 +259,7 @@ impl FastTrack {
         };
         let mut ended = 0;
         for gi in bits(self.grants_of(bi)) {
-            if self.grants[gi].is_some_and(|g| g.lock == lock) {
+            if self.grant_at(gi).is_some_and(|g| g.lock == lock) {
                 ended |= 1 << gi;
             }
         }
@@ -283,7 +296,7 @@ impl FastTrack {
         for _ in 0..super::super::tunables::MAX_DEPTH {
             let mut changed = false;
             for gi in bits(self.chain_grants) {
-                let Some(g) = self.grants[gi] else { continue };
+                let Some(g) = self.grant_at(gi) else { continue };
                 if !self.is_boosted(g.via) {
                     self.drop_grant(now, gi, RevokeReason::Chain, cx);
                     changed = true;
@@ -317,7 +330,7 @@ impl FastTrack {
         chains: bool,
         cx: &mut Cx<'_, O>,
     ) {
-        let Some(g) = self.grants[gi].take() else {
+        let Some(g) = self.grants.get_mut(gi).and_then(Option::take) else {
             return;
         };
         let bit = 1u64 << gi;
@@ -329,14 +342,14 @@ impl FastTrack {
         cx.obs.revoke(now, g.blocker, reason);
         // A grant's boost is a live slot, below `MAX_GRANTS`: the mask only spares a bound check.
         let bi = g.boost as usize % MAX_GRANTS;
-        let Some(b) = self.boosts[bi].as_mut() else {
+        let Some(b) = self.boosts.get_mut(bi).and_then(Option::as_mut) else {
             return;
         };
         b.grants &= !bit;
         if b.grants != 0 {
             // Re-derive the shallowest remaining link for future chain waits.
             let (mut depth, mut root) = (u32::MAX, b.root);
-            for x in bits(b.grants).filter_map(|x| self.grants[x]) {
+            for x in bits(b.grants).filter_map(|x| self.grants.get(x).copied().flatten()) {
                 if x.depth < depth {
                     depth = x.depth;
                     root = x.root;
@@ -346,10 +359,14 @@ impl FastTrack {
             b.root = root;
             return;
         }
-        let b = self.boosts[bi].take().expect("live boost");
+        // Live: it was found above.
+        let Some(b) = self.boosts.get_mut(bi).and_then(Option::take) else {
+            return;
+        };
         self.live_boosts &= !(1 << bi);
-        if let Some(c) = b.cpu {
-            let pc = &mut self.cpus[c as usize];
+        // A boost's CPU is below `MAX_CPUS`, a power of two: the mask changes nothing and spares
+        // the bound check.
+        if let Some(pc) = b.cpu.and_then(|c| self.cpus.get_mut(c as usize % MAX_CPUS)) {
             pc.remove(bi as u8);
             // Only the CPU whose queue holds a boost can be running it.
             if pc.running == Some(bi as u8) {
