@@ -294,7 +294,9 @@ impl<O: Observer> Engine<O> {
         self.probes.clear();
         // A smaller critical capacity drops the newest registrations.
         while self.critical.len() > t.max_critical as usize {
-            let (tid, _) = self.critical.iter().last().expect("non-empty");
+            let Some((tid, _)) = self.critical.iter().last() else {
+                break;
+            };
             self.remove_critical(now, tid)?;
         }
         Ok(())
@@ -310,17 +312,17 @@ impl<O: Observer> Engine<O> {
             });
         }
         for (i, &(tid, _)) in entries.iter().enumerate() {
-            if tid <= 0 || entries[..i].iter().any(|&(t, _)| t == tid) {
+            if tid <= 0 || entries.iter().take(i).any(|&(t, _)| t == tid) {
                 return Err(AbiError::BadTid);
             }
         }
         let mut old = [0 as Tid; MAX_CRITICAL];
         let mut n = 0;
-        for (tid, _) in self.critical.iter() {
-            old[n] = tid;
+        for (slot, (tid, _)) in old.iter_mut().zip(self.critical.iter()) {
+            *slot = tid;
             n += 1;
         }
-        for &tid in &old[..n] {
+        for &tid in old.iter().take(n) {
             if !entries.iter().any(|&(t, _)| t == tid) {
                 self.remove_critical(now, tid)?;
             }
@@ -1106,7 +1108,7 @@ impl<O: Observer> Engine<O> {
         if !self.enabled {
             return Boosted::default();
         }
-        for &tid in &due[..n] {
+        for &tid in due.iter().take(n) {
             let mut one = Boosted::default();
             if self.is_critical(tid) {
                 if let Some(w) = self.detector.take_woken(tid) {
@@ -1255,7 +1257,7 @@ impl<O: Observer> Engine<O> {
                 for (slot, x) in e.iter_mut().zip(l.entries()) {
                     *slot = (x.tid, x.role()?);
                 }
-                self.set_critical(now, &e[..n])?;
+                self.set_critical(now, e.get(..n).ok_or(AbiError::TooMany)?)?;
                 Ok(0)
             }
             Request::AddCritical(x) => {
@@ -1305,11 +1307,11 @@ impl<O: Observer> Engine<O> {
             Request::GetCritical => {
                 let mut e = [(0 as Tid, Role::Other); MAX_CRITICAL];
                 let mut n = 0;
-                for x in self.critical.iter() {
-                    e[n] = x;
+                for (slot, x) in e.iter_mut().zip(self.critical.iter()) {
+                    *slot = x;
                     n += 1;
                 }
-                let mut l = abi::CriticalList::new(&e[..n])?;
+                let mut l = abi::CriticalList::new(e.get(..n).ok_or(AbiError::TooMany)?)?;
                 l.generation = self.critical.generation();
                 l.encode(out)?;
                 Ok(abi::CriticalList::SIZE)
