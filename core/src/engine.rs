@@ -814,7 +814,7 @@ impl<O: Observer> Engine<O> {
     #[cold]
     #[inline(never)]
     fn critical_woken(&mut self, now: Nanos, lock: LockId, tid: Tid, out: &mut Boosted) {
-        if !self.detector.set_woken(tid, lock) {
+        if !self.detector.set_woken(tid, lock) || self.tun.wake_slice_ns == 0 {
             return;
         }
         let link = Link {

@@ -160,10 +160,10 @@ pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
     TunableDesc {
         name: "wake_slice_ns",
         default: 1_000_000,
-        min: 50_000,
+        min: 0,
         max: 20_000_000,
         unit: "ns",
-        doc: "How long a critical thread that a release woke out of a tracked wait may run on the fast track (its wake turn) before the turn ends; the turn ends sooner when its retry takes the lock or sleeps again, and counts against the budget and the CPU's share.",
+        doc: "How long a critical thread that a release woke out of a tracked wait may run on the fast track (its wake turn) before the turn ends; the turn ends sooner when its retry takes the lock or sleeps again, and counts against the budget and the CPU's share (0: no wake turns).",
     },
 ];
 

@@ -1185,3 +1185,19 @@ fn after_its_turn_runs_out_a_woken_waiter_that_sleeps_again_grants_the_holder() 
     assert!(e.waiter_slept(3 * MS + slice, 100).as_slice().is_empty());
     ok(&e);
 }
+
+#[test]
+fn a_zero_wake_slice_turns_wake_turns_off_but_keeps_the_deferral() {
+    let mut e = engine();
+    let mut t = *e.tunables();
+    t.wake_slice_ns = 0;
+    e.set_tunables(0, t).unwrap();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.owner_released(2 * MS, L1, 200);
+    assert!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice().is_empty());
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.stats().get(Counter::WakeGrants), 0);
+    assert!(e.owner_acquired(2 * MS, L1, 200).as_slice().is_empty());
+    assert_eq!(e.stats().get(Counter::DeferredGrants), 1);
+    ok(&e);
+}
