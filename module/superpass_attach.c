@@ -37,7 +37,7 @@ enum sp_hook_id {
 	SPH_RWSEM_READ_WAIT_START, SPH_RWSEM_READ_WAIT_FINISH,
 	SPH_RWSEM_WRITE_WAIT_START, SPH_RWSEM_WRITE_WAIT_FINISH,
 	SPH_READER_OWNED, SPH_READER_CLEARED,
-	SPH_WRITER_OWNED, SPH_WRITER_CLEARED,
+	SPH_WRITER_OWNED, SPH_WRITER_CLEARED, SPH_RWSEM_WAKE_FINISH,
 	SPH_MUTEX_UNLOCK_SLOWPATH, SPH_MUTEX_STARTTIME,
 	SPH_RTMUTEX_WAIT_START, SPH_RTMUTEX_WAIT_FINISH,
 	SPH_DO_FUTEX, SPH_FUTEX_WAIT_START, SPH_FUTEX_WAIT_END,
@@ -81,7 +81,8 @@ static const struct {
 	{ SP_MECH_RWSEM_READ_WAIT, BIT(SPH_RWSEM_READ_WAIT_START) | BIT(SPH_RWSEM_READ_WAIT_FINISH) },
 	{ SP_MECH_RWSEM_WRITE_WAIT, BIT(SPH_RWSEM_WRITE_WAIT_START) | BIT(SPH_RWSEM_WRITE_WAIT_FINISH) },
 	{ SP_MECH_RWSEM_READERS, BIT(SPH_READER_OWNED) | BIT(SPH_READER_CLEARED) },
-	{ SP_MECH_RWSEM_WRITER, BIT(SPH_WRITER_OWNED) | BIT(SPH_WRITER_CLEARED) },
+	{ SP_MECH_RWSEM_WRITER, BIT(SPH_WRITER_OWNED) | BIT(SPH_WRITER_CLEARED) |
+				BIT(SPH_RWSEM_WAKE_FINISH) },
 	{ SP_MECH_MUTEX_UNLOCK, BIT(SPH_MUTEX_UNLOCK_SLOWPATH) | BIT(SPH_MUTEX_STARTTIME) },
 	{ SP_MECH_ENQUEUE, BIT(SPH_ENQUEUE) },
 	{ SP_MECH_DEQUEUE, BIT(SPH_DEQUEUE) },
@@ -226,6 +227,7 @@ void sp_attach_all(u64 *active_mask, u64 *busy_mask)
 	SP_ATTACH(SPH_READER_CLEARED, android_vh_clear_rwsem_reader_owned, sp_probe_reader_cleared);
 	SP_ATTACH(SPH_WRITER_OWNED, android_vh_record_rwsem_writer_owned, sp_probe_writer_owned);
 	SP_ATTACH(SPH_WRITER_CLEARED, android_vh_clear_rwsem_writer_owned, sp_probe_writer_cleared);
+	SP_ATTACH(SPH_RWSEM_WAKE_FINISH, android_vh_rwsem_wake_finish, sp_probe_rwsem_wake_finish);
 	SP_ATTACH(SPH_MUTEX_UNLOCK_SLOWPATH, android_vh_mutex_unlock_slowpath, sp_probe_mutex_unlock_slowpath);
 	SP_ATTACH(SPH_MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime, sp_probe_mutex_starttime);
 	SP_ATTACH(SPH_RTMUTEX_WAIT_START, android_vh_rtmutex_wait_start, sp_probe_rtmutex_wait_start);
@@ -287,6 +289,7 @@ void sp_detach_normal(void)
 	SP_DETACH(SPH_READER_CLEARED, android_vh_clear_rwsem_reader_owned, sp_probe_reader_cleared);
 	SP_DETACH(SPH_WRITER_OWNED, android_vh_record_rwsem_writer_owned, sp_probe_writer_owned);
 	SP_DETACH(SPH_WRITER_CLEARED, android_vh_clear_rwsem_writer_owned, sp_probe_writer_cleared);
+	SP_DETACH(SPH_RWSEM_WAKE_FINISH, android_vh_rwsem_wake_finish, sp_probe_rwsem_wake_finish);
 	SP_DETACH(SPH_MUTEX_UNLOCK_SLOWPATH, android_vh_mutex_unlock_slowpath, sp_probe_mutex_unlock_slowpath);
 	SP_DETACH(SPH_MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime, sp_probe_mutex_starttime);
 	SP_DETACH(SPH_RTMUTEX_WAIT_START, android_vh_rtmutex_wait_start, sp_probe_rtmutex_wait_start);

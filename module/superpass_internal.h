@@ -71,7 +71,7 @@ static inline bool sp_lock_may_matter(const void *lock)
 	X(mutex_wait_start) X(mutex_wait_finish) X(mutex_unlock_slowpath) \
 	X(mutex_starttime) X(rwsem_read_wait_start) X(rwsem_write_wait_start) \
 	X(rwsem_wait_finish) X(reader_owned) X(reader_cleared) X(writer_owned) \
-	X(writer_cleared) X(rtmutex_wait_start) X(rtmutex_wait_finish) \
+	X(writer_cleared) X(rwsem_wake_finish) X(rtmutex_wait_start) X(rtmutex_wait_finish) \
 	X(do_futex) X(futex_wait_start) X(futex_wait_end) X(futex_wake_traverse) \
 	X(futex_wake_this) X(futex_wake_up_q_finish) X(free_task) X(enqueue) \
 	X(dequeue) X(replace_next) X(preempt) X(select) X(tick) X(uclamp_eff_get) \
@@ -179,6 +179,7 @@ void sp_probe_reader_owned(void *d, struct rw_semaphore *sem, struct list_head *
 void sp_probe_reader_cleared(void *d, struct rw_semaphore *sem);
 void sp_probe_writer_owned(void *d, struct rw_semaphore *sem);
 void sp_probe_writer_cleared(void *d, struct rw_semaphore *sem);
+void sp_probe_rwsem_wake_finish(void *d, struct rw_semaphore *sem);
 
 /* The TID of the task an owner word names (flag bits in @flags_mask). */
 s32 sp_owner_tid(unsigned long word, unsigned long flags_mask);

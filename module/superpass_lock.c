@@ -27,12 +27,18 @@
 
 /*
  * The head of kernel/locking/rwsem.c's private struct rwsem_waiter: the
- * record_rwsem_reader_owned hook passes the list of readers being granted.
+ * record_rwsem_reader_owned hook passes the list of readers being granted,
+ * and rwsem_wake_finish's writer at the head of wait_list was woken.
  */
 struct sp_rwsem_waiter {
 	struct list_head list;
 	struct task_struct *task;
+	int type;
 };
+
+/* kernel/locking/rwsem.c's RWSEM_WAITING_FOR_WRITE, RWSEM_WRITER_LOCKED, RWSEM_READER_MASK. */
+#define SP_RWSEM_WAITING_FOR_WRITE	0
+#define SP_RWSEM_HELD			(1UL | ~((1UL << 8) - 1))
 
 /* The head of kernel/locking/mutex.h's struct mutex_waiter. */
 struct sp_mutex_waiter {
@@ -215,6 +221,32 @@ void sp_probe_writer_owned(void *d, struct rw_semaphore *sem)
 	if (!sp_waits_matter() || !sp_lock_may_matter(sem))
 		return;
 	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, true);
+}
+
+/*
+ * rwsem_wake() marked @sem's waiters (wait_lock held): with the lock free, a
+ * writer at the head of wait_list was woken to take it when it runs, so it is
+ * the next blocker of whoever waits behind it, and if it is a critical
+ * waiter itself, it retries. While readers hold the lock (mark_wake granted
+ * it to them), a writer at the head was not woken.
+ */
+void sp_probe_rwsem_wake_finish(void *d, struct rw_semaphore *sem)
+{
+	SP_COUNT(rwsem_wake_finish);
+	struct sp_rwsem_waiter *w;
+	struct task_struct *t;
+
+	if (!sp_waits_matter() || !sp_lock_may_matter(sem))
+		return;
+	if (atomic_long_read(&sem->count) & SP_RWSEM_HELD)
+		return;
+	w = list_first_entry_or_null(&sem->wait_list, struct sp_rwsem_waiter,
+				     list);
+	if (!w || READ_ONCE(w->type) != SP_RWSEM_WAITING_FOR_WRITE)
+		return;
+	t = READ_ONCE(w->task);
+	if (t)
+		sp_hook_woken(sp_now(), (u64)(unsigned long)sem, t->pid, current->pid);
 }
 
 void sp_probe_writer_cleared(void *d, struct rw_semaphore *sem)
