@@ -23,6 +23,18 @@
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// In the kernel a panic is a BUG() under the engine's IRQ-off spinlock: core's own code never
+// panics (tests may).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::expect_used,
+        clippy::unwrap_used,
+        clippy::indexing_slicing,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 
 pub mod abi;
 pub mod critical;

@@ -12,7 +12,9 @@ impl FastTrack {
     /// Charges the CPU's running boosted task up to `now`, rolls the window, applies the bounds.
     #[inline(always)]
     fn charge<O: Observer>(&mut self, now: Nanos, cpu: usize, cx: &mut Cx<'_, O>) {
-        let pc = &mut self.cpus[cpu];
+        let Some(pc) = self.cpus.get_mut(cpu) else {
+            return;
+        };
         let mut over_budget = None;
         let mut turn_over = None;
         if let Some(bi) = pc.running {
@@ -20,7 +22,7 @@ impl FastTrack {
             pc.run_since = now;
             pc.window_used += dt;
             cx.st.add(Counter::FastTrackNs, dt);
-            if let Some(b) = self.boosts[bi as usize].as_mut() {
+            if let Some(b) = self.boosts.get_mut(bi as usize).and_then(Option::as_mut) {
                 b.used += dt;
                 if b.used >= cx.t.budget_ns {
                     over_budget = Some(bi);
@@ -67,12 +69,12 @@ impl FastTrack {
     ) {
         let mut ended = 0;
         for gi in super::bits(self.grants_of(bi)) {
-            if self.grants[gi].is_some_and(|g| g.depth == 0) {
+            if self.grant_at(gi).is_some_and(|g| g.depth == 0) {
                 ended |= 1 << gi;
             }
         }
         if reason == RevokeReason::TurnOver && ended != 0 {
-            if let Some(b) = self.boosts[bi as usize] {
+            if let Some(b) = self.boost_at(bi as usize) {
                 // Its retry did not end within the turn, and may not end in a sleep the
                 // platform reports: the engine's next tick grants the lock's holders again.
                 self.cool_until(now, b.tid);
@@ -84,7 +86,9 @@ impl FastTrack {
     /// Starts a new throttle window, or throttles the CPU for the rest of this one.
     #[cold]
     fn roll_or_throttle(&mut self, now: Nanos, cpu: usize, st: &mut Stats) {
-        let pc = &mut self.cpus[cpu];
+        let Some(pc) = self.cpus.get_mut(cpu) else {
+            return;
+        };
         if now.saturating_sub(pc.window_start) >= self.window_ns {
             pc.window_start = now;
             pc.window_used = 0;
@@ -106,7 +110,7 @@ impl FastTrack {
         obs: &mut O,
     ) {
         let ended = self.grants_of(bi);
-        if let Some(b) = self.boosts[bi as usize] {
+        if let Some(b) = self.boost_at(bi as usize) {
             self.cool(now, b.tid);
         }
         self.revoke_slots(now, RevokeReason::Budget, ended, &mut Cx { t, st, obs });
@@ -128,40 +132,49 @@ impl FastTrack {
         if cpu >= self.nr_cpus {
             return false;
         }
-        let b = self.boosts[bi as usize].as_mut().expect("live boost");
+        let Some(b) = self.boosts.get_mut(bi as usize).and_then(Option::as_mut) else {
+            return false;
+        };
         b.located = true;
         match b.cpu {
             Some(c) if c as usize == cpu => {}
             old => {
-                if let Some(c) = old {
-                    let pc = &mut self.cpus[c as usize];
+                if let Some(pc) = old.and_then(|c| self.cpus.get_mut(c as usize)) {
                     pc.remove(bi);
                     if pc.running == Some(bi) {
                         pc.running = None;
                     }
                 }
-                let pc = &mut self.cpus[cpu];
-                if pc.len as u32 >= cx.t.queue_cap {
+                let Some(pc) = self.cpus.get_mut(cpu) else {
+                    return false;
+                };
+                let n = pc.len as usize;
+                // `queue_cap` is at most the queue's size; the slot check holds even if not.
+                let (Some(slots), true) = (pc.queue.get_mut(..=n), (n as u32) < cx.t.queue_cap)
+                else {
                     b.cpu = None;
                     cx.st.bump(Counter::MissedQueue);
                     return false;
-                }
-                let n = pc.len as usize;
+                };
                 if b.depth == 0 {
                     // A wake turn goes first: its critical thread retries in a moment, and no
                     // blocker on this CPU can help it more than that.
-                    pc.queue.copy_within(0..n, 1);
-                    pc.queue[0] = bi;
-                } else {
-                    pc.queue[n] = bi;
+                    slots.rotate_right(1);
+                    if let Some(first) = slots.first_mut() {
+                        *first = bi;
+                    }
+                } else if let Some(last) = slots.last_mut() {
+                    *last = bi;
                 }
                 pc.len += 1;
                 b.cpu = Some(cpu as u16);
             }
         }
         self.charge(now, cpu, cx);
-        let pc = &self.cpus[cpu];
-        !pc.throttled && pc.running.is_none() && self.boosts[bi as usize].is_some()
+        self.cpus
+            .get(cpu)
+            .is_some_and(|pc| !pc.throttled && pc.running.is_none())
+            && self.boost_at(bi as usize).is_some()
     }
 
     /// `tid` left CPU `cpu`'s runqueue (it blocked, or is migrating).
@@ -172,17 +185,21 @@ impl FastTrack {
         if cpu >= self.nr_cpus {
             return;
         }
-        if self.cpus[cpu].running == Some(bi) {
+        if self.cpus.get(cpu).is_some_and(|pc| pc.running == Some(bi)) {
             self.charge(now, cpu, cx);
-            self.cpus[cpu].running = None;
+            if let Some(pc) = self.cpus.get_mut(cpu) {
+                pc.running = None;
+            }
         }
-        let Some(b) = self.boosts[bi as usize].as_mut() else {
+        let Some(b) = self.boosts.get_mut(bi as usize).and_then(Option::as_mut) else {
             return;
         };
         b.located = false;
         if b.cpu == Some(cpu as u16) {
             b.cpu = None;
-            self.cpus[cpu].remove(bi);
+            if let Some(pc) = self.cpus.get_mut(cpu) {
+                pc.remove(bi);
+            }
         }
     }
 
@@ -221,7 +238,7 @@ impl FastTrack {
     ) -> Option<Tid> {
         self.charge(now, cpu, cx);
         let slice = cx.t.slice_ns;
-        let pc = &mut self.cpus[cpu];
+        let pc = self.cpus.get_mut(cpu)?;
         if pc.throttled || pc.len == 0 {
             pc.running = None;
             return None;
@@ -229,30 +246,32 @@ impl FastTrack {
         if protected() {
             // The stock choice is a critical thread: let it run. If it is itself boosted (it
             // blocks another critical thread), its time counts against its budget.
-            let bi = self
-                .boost_of(fair_next)
-                .filter(|&bi| self.boosts[bi as usize].is_some_and(|b| b.cpu == Some(cpu as u16)));
-            let pc = &mut self.cpus[cpu];
-            pc.running = bi;
-            pc.run_since = now;
+            let bi = self.boost_of(fair_next).filter(|&bi| {
+                self.boost_at(bi as usize)
+                    .is_some_and(|b| b.cpu == Some(cpu as u16))
+            });
+            if let Some(pc) = self.cpus.get_mut(cpu) {
+                pc.running = bi;
+                pc.run_since = now;
+            }
             return None;
         }
-        let mut head = pc.queue[0];
+        let queued = pc.queue.get_mut(..pc.len as usize)?;
+        let mut head = *queued.first()?;
         if pc.running != Some(head) {
             pc.slice_start = now;
-        } else if pc.len > 1 && now.saturating_sub(pc.slice_start) >= slice {
+        } else if queued.len() > 1 && now.saturating_sub(pc.slice_start) >= slice {
             // Round-robin among boosted tasks once the head's slice is spent; the new head is
             // another task (a boost is queued once), so its slice starts now.
-            pc.queue[..pc.len as usize].rotate_left(1);
+            queued.rotate_left(1);
             cx.st.bump(Counter::Rotations);
-            head = pc.queue[0];
+            head = *queued.first()?;
             pc.slice_start = now;
         }
         pc.running = Some(head);
         pc.run_since = now;
-        let tid = self.boosts[head as usize]
-            .expect("queued boost is live")
-            .tid;
+        // A queued boost is live (an invariant); were it not, the stock choice stands.
+        let tid = self.boost_at(head as usize)?.tid;
         if tid == fair_next {
             return None;
         }
@@ -269,7 +288,7 @@ impl FastTrack {
     pub fn deadline(&self, cpu: Cpu, t: &Tunables) -> Option<Nanos> {
         let pc = self.cpus.get(cpu as usize)?;
         let bi = pc.running?;
-        let b = self.boosts[bi as usize].as_ref()?;
+        let b = self.boost_at(bi as usize)?;
         let limit = if b.depth == 0 {
             t.wake_slice_ns
         } else {
@@ -302,7 +321,7 @@ impl FastTrack {
             return false;
         }
         self.charge(now, cpu as usize, cx);
-        if self.cpus[cpu as usize].throttled || self.is_boosted(curr) {
+        if self.throttled(cpu) || self.is_boosted(curr) {
             return false;
         }
         cx.st.bump(Counter::Preempts);
@@ -333,14 +352,24 @@ impl FastTrack {
         curr: Tid,
         cx: &mut Cx<'_, O>,
     ) -> bool {
-        let pc = &self.cpus[c];
+        let Some(pc) = self.cpus.get(c) else {
+            return false;
+        };
         let was_throttled = pc.throttled;
         let was_running = pc.running;
         self.charge(now, c, cx);
         let slice = cx.t.slice_ns;
-        let pc = &mut self.cpus[c];
+        let boosts = &self.boosts;
+        let Some(pc) = self.cpus.get_mut(c) else {
+            return false;
+        };
         if let Some(bi) = pc.running {
-            if self.boosts[bi as usize].map_or(true, |b| b.tid != curr) {
+            if boosts
+                .get(bi as usize)
+                .copied()
+                .flatten()
+                .map_or(true, |b| b.tid != curr)
+            {
                 // Something else (an RT task, say) runs now: stop charging the boost.
                 pc.running = None;
             }

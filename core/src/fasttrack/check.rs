@@ -22,18 +22,18 @@ impl FastTrack {
                 .filter(|&i| live(i))
                 .fold(0u64, |m, i| m | 1 << i)
         };
-        if self.live_grants != mask(&|i| self.grants[i].is_some()) {
+        if self.live_grants != mask(&|i| self.grant_at(i).is_some()) {
             return Err("live_grants out of sync");
         }
-        if self.live_boosts != mask(&|i| self.boosts[i].is_some()) {
+        if self.live_boosts != mask(&|i| self.boost_at(i).is_some()) {
             return Err("live_boosts out of sync");
         }
-        if self.chain_grants != mask(&|i| self.grants[i].is_some_and(|g| g.depth > 1)) {
+        if self.chain_grants != mask(&|i| self.grant_at(i).is_some_and(|g| g.depth > 1)) {
             return Err("chain_grants out of sync");
         }
         for (bi, b) in self.boosts.iter().enumerate() {
             let Some(b) = b else { continue };
-            let mine = mask(&|i| self.grants[i].is_some_and(|g| g.boost as usize == bi));
+            let mine = mask(&|i| self.grant_at(i).is_some_and(|g| g.boost as usize == bi));
             if b.grants != mine || mine == 0 {
                 return Err("boost's grant index out of sync");
             }
@@ -51,36 +51,32 @@ impl FastTrack {
             if !self.filter.may_contain(b.tid) {
                 return Err("boost missing from filter");
             }
-            let queued: usize = self.cpus[..self.nr_cpus]
+            let queued: usize = self
+                .cpus
                 .iter()
-                .map(|pc| {
-                    pc.queue[..pc.len as usize]
-                        .iter()
-                        .filter(|&&x| x as usize == bi)
-                        .count()
-                })
+                .take(self.nr_cpus)
+                .map(|pc| queue_of(pc).filter(|&x| x as usize == bi).count())
                 .sum();
             match b.cpu {
                 Some(c)
                     if queued == 1
-                        && self.cpus[c as usize].queue[..self.cpus[c as usize].len as usize]
-                            .contains(&(bi as u8)) => {}
+                        && self
+                            .cpus
+                            .get(c as usize)
+                            .is_some_and(|pc| queue_of(pc).any(|x| x as usize == bi)) => {}
                 None if queued == 0 => {}
                 _ => return Err("queue membership out of sync"),
             }
         }
-        for (c, pc) in self.cpus[..self.nr_cpus].iter().enumerate() {
-            if pc.len as u32 > t.queue_cap {
+        for (c, pc) in self.cpus.iter().enumerate().take(self.nr_cpus) {
+            if pc.len as u32 > t.queue_cap || pc.len as usize > pc.queue.len() {
                 return Err("queue over queue_cap");
             }
-            if pc.queue[..pc.len as usize]
-                .iter()
-                .any(|&bi| self.boosts[bi as usize].is_none())
-            {
+            if queue_of(pc).any(|bi| self.boost_at(bi as usize).is_none()) {
                 return Err("queue holds a dead boost");
             }
             if let Some(bi) = pc.running {
-                match self.boosts[bi as usize] {
+                match self.boost_at(bi as usize) {
                     None => return Err("running a dead boost"),
                     Some(b) if b.cpu != Some(c as u16) => {
                         return Err("running a boost queued elsewhere")
@@ -89,12 +85,19 @@ impl FastTrack {
                 }
             }
         }
-        if self.cpus[self.nr_cpus..]
+        if self
+            .cpus
             .iter()
+            .skip(self.nr_cpus)
             .any(|pc| pc.len != 0 || pc.running.is_some())
         {
             return Err("fast-track work beyond nr_cpus");
         }
         Ok(())
     }
+}
+
+/// The boosts CPU state `pc` queues, head first.
+fn queue_of(pc: &super::PerCpu) -> impl Iterator<Item = u8> + '_ {
+    pc.queue.iter().copied().take(pc.len as usize)
 }
