@@ -199,7 +199,7 @@ _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 	X(9, THROTTLE_MAX_PCT, "throttle_max_pct", 50ULL, 1ULL, 100ULL, "%") \
 	X(10, PROBE_LINGER_NS, "probe_linger_ns", 1000000000ULL, 10000000ULL, 600000000000ULL, "ns") \
 	X(11, BOOST_UCLAMP_MIN, "boost_uclamp_min", 1024ULL, 0ULL, 1024ULL, "capacity") \
-	X(12, WAKE_SLICE_NS, "wake_slice_ns", 1000000ULL, 50000ULL, 20000000ULL, "ns")
+	X(12, WAKE_SLICE_NS, "wake_slice_ns", 1000000ULL, 0ULL, 20000000ULL, "ns")
 
 enum sp_tunable {
 	SP_TUNABLE_MAX_CRITICAL = 0,
