@@ -2,6 +2,7 @@
 
 use superpass_core::abi::{self, AbiError, Message};
 use superpass_core::stats::Counter;
+use superpass_core::tunables::Tunables;
 use superpass_core::{
     Answer, Engine, Event, LockKind, Nanos, NoObserver, Observer, RevokeReason, Role, Tid,
 };
@@ -33,6 +34,15 @@ fn engine() -> Engine<Log> {
     let mut e = Engine::new(2, Log::default());
     e.set_enabled(0, true);
     e.add_critical(0, 100, Role::Ui).unwrap();
+    e
+}
+
+/// [`engine`] with the tunables `tune` sets.
+fn engine_with(tune: impl FnOnce(&mut Tunables)) -> Engine<Log> {
+    let mut e = engine();
+    let mut t = *e.tunables();
+    tune(&mut t);
+    e.set_tunables(0, t).unwrap();
     e
 }
 
@@ -121,10 +131,7 @@ fn waiter_done_ends_grant() {
 
 #[test]
 fn rwsem_writer_boosts_tracked_readers_and_counts_the_rest() {
-    let mut e = engine();
-    let mut t = *e.tunables();
-    t.max_readers = 2;
-    e.set_tunables(0, t).unwrap();
+    let mut e = engine_with(|t| t.max_readers = 2);
     for r in [201, 202, 203] {
         e.reader_acquired(MS, L1, r);
     }
@@ -383,13 +390,12 @@ fn slice_rotates_between_boosted_tasks_on_one_cpu() {
 
 #[test]
 fn throttle_caps_cpu_share_per_window() {
-    let mut e = engine();
-    let mut t = *e.tunables();
-    t.budget_ns = 100 * MS;
-    t.slice_ns = 20 * MS;
-    t.throttle_window_ns = 100 * MS;
-    t.throttle_max_pct = 30;
-    e.set_tunables(0, t).unwrap();
+    let mut e = engine_with(|t| {
+        t.budget_ns = 100 * MS;
+        t.slice_ns = 20 * MS;
+        t.throttle_window_ns = 100 * MS;
+        t.throttle_max_pct = 30;
+    });
     e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
     e.enqueue(0, 0, 200);
     assert_eq!(e.pick(0, 0, 300), Some(200));
@@ -491,10 +497,7 @@ fn unregistering_ends_grants() {
 
 #[test]
 fn grant_table_bound_is_counted() {
-    let mut e = engine();
-    let mut t = *e.tunables();
-    t.max_grants = 2;
-    e.set_tunables(0, t).unwrap();
+    let mut e = engine_with(|t| t.max_grants = 2);
     for r in [201, 202, 203] {
         e.reader_acquired(0, L1, r);
     }
@@ -506,10 +509,7 @@ fn grant_table_bound_is_counted() {
 
 #[test]
 fn queue_cap_is_counted() {
-    let mut e = engine();
-    let mut t = *e.tunables();
-    t.queue_cap = 1;
-    e.set_tunables(0, t).unwrap();
+    let mut e = engine_with(|t| t.queue_cap = 1);
     e.reader_acquired(0, L1, 201);
     e.reader_acquired(0, L1, 202);
     e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
@@ -1188,10 +1188,7 @@ fn after_its_turn_runs_out_a_woken_waiter_that_sleeps_again_grants_the_holder() 
 
 #[test]
 fn a_zero_wake_slice_turns_wake_turns_off_but_keeps_the_deferral() {
-    let mut e = engine();
-    let mut t = *e.tunables();
-    t.wake_slice_ns = 0;
-    e.set_tunables(0, t).unwrap();
+    let mut e = engine_with(|t| t.wake_slice_ns = 0);
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
     e.owner_released(2 * MS, L1, 200);
     assert!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice().is_empty());

@@ -199,10 +199,10 @@ fn oracle_nodes(text: &str) -> Vec<Node> {
 #[test]
 fn parser_gives_back_every_oracle_field() {
     let test = "parser_gives_back_every_oracle_field";
-    let Some(dir) = shared_corpus::folder("art", test) else {
+    let Some(bytes) = shared_corpus::file("art", "perfetto_android_monitor_contention.out", test)
+    else {
         return;
     };
-    let bytes = shared_corpus::read(&dir, "perfetto_android_monitor_contention.out");
     let nodes = oracle_nodes(std::str::from_utf8(&bytes).expect("the oracle is text"));
     // The corpus README: 381 parsed contentions.
     assert_eq!(nodes.len(), 381);

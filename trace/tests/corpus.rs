@@ -119,10 +119,13 @@ fn corpus_row_counts_match_the_traces() {
 
 #[test]
 fn text_traces_name_threads_and_processes() {
-    let Some(dir) = shared_corpus::folder(FOLDER, "text_traces_name_threads_and_processes") else {
+    let Some(bytes) = shared_corpus::file(
+        FOLDER,
+        "catapult_android_systrace.html.gz",
+        "text_traces_name_threads_and_processes",
+    ) else {
         return;
     };
-    let bytes = shared_corpus::read(&dir, "catapult_android_systrace.html.gz");
     let (conn, _) = import::import_in_memory(&bytes).unwrap();
     // Every thread that wrote a line or was switched has a name; atrace slices carry the
     // process name of their pid (from its main thread).
@@ -145,10 +148,13 @@ fn text_traces_name_threads_and_processes() {
 
 #[test]
 fn chrome_default_tracks_and_clocks() {
-    let Some(dir) = shared_corpus::folder(FOLDER, "chrome_default_tracks_and_clocks") else {
+    let Some(bytes) = shared_corpus::file(
+        FOLDER,
+        "ms_chrome.pftrace.gz",
+        "chrome_default_tracks_and_clocks",
+    ) else {
         return;
     };
-    let bytes = shared_corpus::read(&dir, "ms_chrome.pftrace.gz");
     let (conn, s) = import::import_in_memory(&bytes).unwrap();
     // Track events on the sequences' default tracks land on their threads.
     let on_threads = count(&conn, "SELECT COUNT(*) FROM thread_slice");
@@ -174,10 +180,9 @@ fn chrome_default_tracks_and_clocks() {
 #[test]
 fn chrome_sequence_clocks_keep_every_slice() {
     let test = "chrome_sequence_clocks_keep_every_slice";
-    let Some(dir) = shared_corpus::folder("traces", test) else {
+    let Some(bytes) = shared_corpus::file("traces", "chrome_page_loads.pftrace", test) else {
         return;
     };
-    let bytes = shared_corpus::read(&dir, "chrome_page_loads.pftrace");
     let (conn, _) = import::import_in_memory(&bytes).unwrap();
     // pin_counts.py: 21,536 slice begins + 1,401 instants (Perfetto's schema).
     assert_eq!(count(&conn, "SELECT COUNT(*) FROM slice"), 21536 + 1401);
@@ -206,12 +211,13 @@ fn chrome_sequence_clocks_keep_every_slice() {
 
 #[test]
 fn a_trace_of_nothing_importable_says_what_it_holds() {
-    let Some(dir) =
-        shared_corpus::folder(FOLDER, "a_trace_of_nothing_importable_says_what_it_holds")
-    else {
+    let Some(bytes) = shared_corpus::file(
+        FOLDER,
+        "ms_android_gpu.pftrace.gz",
+        "a_trace_of_nothing_importable_says_what_it_holds",
+    ) else {
         return;
     };
-    let bytes = shared_corpus::read(&dir, "ms_android_gpu.pftrace.gz");
     let (conn, s) = import::import_in_memory(&bytes).unwrap();
     assert_eq!(s.events, 0);
     let gpu = count(

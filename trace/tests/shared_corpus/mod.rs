@@ -48,3 +48,9 @@ pub fn read(dir: &Path, file: &str) -> Vec<u8> {
     let p = dir.join(file);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
+
+/// The bytes of `<corpus>/<sub>/<file>`, or `None` after saying that `test` skipped (as
+/// [`folder`]).
+pub fn file(sub: &str, file: &str, test: &str) -> Option<Vec<u8>> {
+    folder(sub, test).map(|dir| read(&dir, file))
+}
