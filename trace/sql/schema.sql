@@ -162,6 +162,44 @@ CREATE TABLE superpass_pick (
   utid INTEGER NOT NULL REFERENCES thread(utid)
 );
 
+-- ART's Java monitor waits (trace/src/monitor_contention.rs): the columns of Perfetto's
+-- android_monitor_contention, one row per wait. blocking_tid is the number ART printed (0: no
+-- owner; a kernel tid, or ART's thread id on Android 11-13); blocking_utid and
+-- blocking_thread_tid are the owner resolved for the era. monotonic_dur = dur (suspend is not
+-- subtracted). Beyond Perfetto: the short form and unresolved owners are rows too
+-- (long_form = 0; blocking_utid NULL), and lock is ART's name for the lock.
+CREATE TABLE monitor_contention (
+  blocking_method TEXT,
+  blocked_method TEXT,
+  short_blocking_method TEXT,
+  short_blocked_method TEXT,
+  blocking_src TEXT,
+  blocked_src TEXT,
+  waiter_count INTEGER,
+  blocked_utid INTEGER NOT NULL REFERENCES thread(utid),
+  blocked_thread_name TEXT,
+  blocking_utid INTEGER REFERENCES thread(utid),
+  blocking_thread_name TEXT,
+  blocking_tid INTEGER,
+  upid INTEGER REFERENCES process(upid),
+  process_name TEXT,
+  id INTEGER PRIMARY KEY REFERENCES slice(id),
+  ts INTEGER NOT NULL,
+  dur INTEGER NOT NULL,
+  monotonic_dur INTEGER NOT NULL,
+  track_id INTEGER NOT NULL REFERENCES track(id),
+  is_blocked_thread_main INTEGER,
+  blocked_thread_tid INTEGER NOT NULL,
+  is_blocking_thread_main INTEGER,
+  blocking_thread_tid INTEGER,
+  binder_reply_id INTEGER REFERENCES slice(id),
+  binder_reply_ts INTEGER,
+  binder_reply_tid INTEGER,
+  pid INTEGER,
+  lock TEXT NOT NULL,
+  long_form INTEGER NOT NULL
+);
+
 -- Trace-wide facts: trace_bounds like trace_processor's, and the importer's diagnostics.
 CREATE TABLE trace_bounds (start_ts INTEGER NOT NULL, end_ts INTEGER NOT NULL);
 

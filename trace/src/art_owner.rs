@@ -32,25 +32,25 @@ fn same_name(kernel: &str, art: &str) -> bool {
 }
 
 impl ArtOwners {
-    pub fn load(conn: &Connection) -> rusqlite::Result<ArtOwners> {
-        let mut threads = BTreeMap::new();
-        let mut by_tid = BTreeMap::new();
-        let mut st = conn.prepare("SELECT utid, tid, upid, COALESCE(name, '') FROM thread")?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let utid: u32 = r.get(0)?;
-            let tid: i64 = r.get(1)?;
-            by_tid.insert(tid, utid);
-            threads.insert(
-                utid,
-                Thread {
-                    tid,
-                    upid: r.get(2)?,
-                    name: r.get(3)?,
-                },
-            );
+    /// The threads as (utid, tid, upid, name): from the model at import, from the
+    /// `thread` table in a report.
+    pub fn new(threads: impl IntoIterator<Item = (u32, i64, Option<i64>, String)>) -> ArtOwners {
+        let mut o = ArtOwners {
+            threads: BTreeMap::new(),
+            by_tid: BTreeMap::new(),
+        };
+        for (utid, tid, upid, name) in threads {
+            o.by_tid.insert(tid, utid);
+            o.threads.insert(utid, Thread { tid, upid, name });
         }
-        Ok(ArtOwners { threads, by_tid })
+        o
+    }
+
+    pub fn load(conn: &Connection) -> rusqlite::Result<ArtOwners> {
+        let mut st = conn.prepare("SELECT utid, tid, upid, COALESCE(name, '') FROM thread")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+        let threads = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(ArtOwners::new(threads))
     }
 
     /// The owner's utid, for a contention slice on thread `waiter`.

@@ -4,6 +4,7 @@
 use rusqlite::{params, Connection, Statement};
 
 use crate::model::{Model, SpRow, StateRow, TrackKind};
+use crate::monitor_contention;
 use crate::schema::INDEXES_SQL;
 
 /// A value to bind.
@@ -257,6 +258,7 @@ fn write_rows(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
     lap("small tables");
     insert_vals(&tx, "slice", SLICE_COLS, slice_rows(m))?;
     insert_vals(&tx, "counter", COUNTER_COLS, counter_rows(m))?;
+    write_monitor_contention(&tx, m)?;
     lap("slices");
     insert_vals(&tx, "sched", SCHED_COLS, sched_rows(m))?;
     lap("sched");
@@ -275,6 +277,77 @@ fn write_rows(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
     lap("indexes");
     tx.commit()?;
     lap("commit");
+    Ok(())
+}
+
+/// Writes `monitor_contention`, from the slices already in the model.
+fn write_monitor_contention(tx: &Connection, m: &Model) -> rusqlite::Result<()> {
+    let rows = monitor_contention::rows(m);
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut st = tx.prepare(
+        "INSERT INTO monitor_contention (blocking_method, blocked_method, \
+         short_blocking_method, short_blocked_method, blocking_src, blocked_src, waiter_count, \
+         blocked_utid, blocked_thread_name, blocking_utid, blocking_thread_name, blocking_tid, \
+         upid, process_name, id, ts, dur, monotonic_dur, track_id, is_blocked_thread_main, \
+         blocked_thread_tid, is_blocking_thread_main, blocking_thread_tid, binder_reply_id, \
+         binder_reply_ts, binder_reply_tid, pid, lock, long_form) VALUES (?1, ?2, ?3, ?4, ?5, \
+         ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, \
+         ?24, ?25, ?26, ?27, ?28, ?29)",
+    )?;
+    let thread = |u: u32| m.threads.get(u as usize);
+    let process = |u: Option<u32>| u.and_then(|u| m.processes.get(u as usize));
+    let is_main = |u: u32| {
+        let t = thread(u)?;
+        Some(process(t.upid)?.pid == t.tid)
+    };
+    let tid_of_track = |track: u32| {
+        let utid = m.tracks.get(track as usize)?.utid?;
+        Some(thread(utid)?.tid)
+    };
+    for r in &rows {
+        let c = &r.contention;
+        let blocked = thread(r.blocked_utid);
+        let upid = blocked.and_then(|t| t.upid);
+        let proc_row = process(upid);
+        // The long form names the owner; the short form only numbers it.
+        let blocking_name = c
+            .owner_name
+            .or_else(|| r.blocking_utid.and_then(|u| thread(u)?.name.as_deref()));
+        let s = r.slice;
+        st.execute(params![
+            c.blocking.map(|b| b.method),
+            c.blocked.map(|b| b.method),
+            c.blocking.map(|b| b.short_method()),
+            c.blocked.map(|b| b.short_method()),
+            c.blocking.map(|b| b.src),
+            c.blocked.map(|b| b.src),
+            c.waiters,
+            r.blocked_utid,
+            blocked.and_then(|t| t.name.as_deref()),
+            r.blocking_utid,
+            blocking_name,
+            r.blocking_tid(),
+            upid,
+            proc_row.and_then(|p| p.name.as_deref()),
+            s.id,
+            s.ts,
+            s.dur,
+            s.dur,
+            s.track_id,
+            is_main(r.blocked_utid),
+            blocked.map(|t| t.tid),
+            r.blocking_utid.and_then(is_main),
+            r.blocking_utid.and_then(|u| thread(u).map(|t| t.tid)),
+            r.binder_reply.map(|b| b.id),
+            r.binder_reply.map(|b| b.ts),
+            r.binder_reply.and_then(|b| tid_of_track(b.track_id)),
+            proc_row.map(|p| p.pid),
+            c.lock,
+            c.long_form,
+        ])?;
+    }
     Ok(())
 }
 

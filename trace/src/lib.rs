@@ -29,6 +29,8 @@ pub mod import;
 #[cfg(feature = "db")]
 pub mod model;
 #[cfg(feature = "db")]
+pub mod monitor_contention;
+#[cfg(feature = "db")]
 pub mod query;
 #[cfg(feature = "db")]
 pub mod report;

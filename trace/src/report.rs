@@ -107,6 +107,18 @@ struct LockSlice {
     wait: bool,
     /// The owner ART named (`owner tid`), as a utid.
     owner: Option<u32>,
+    /// For an ART monitor wait: the waiter's process and the methods ART named.
+    monitor: Option<MonitorWait>,
+}
+
+/// What ART says about a Java monitor wait: for the per-process method tables.
+#[derive(Debug, Clone)]
+struct MonitorWait {
+    process: Option<String>,
+    /// The waiter's method and source line (the long form).
+    blocked: Option<(String, String)>,
+    /// The owner's (the long form, with lock profiling on).
+    blocking: Option<(String, String)>,
 }
 
 impl LockSlice {
@@ -191,7 +203,7 @@ impl Data {
         // ART's contention slices count as waits; one nested in another (newer ART writes
         // both shapes for one wait) is the same wait and is left out.
         let mut st = conn.prepare(
-            "SELECT s.id, s.ts, s.dur, s.utid, s.name, p.name FROM thread_slice s \
+            "SELECT s.id, s.ts, s.dur, s.utid, s.name, p.name, s.process_name FROM thread_slice s \
              LEFT JOIN slice p ON p.id = s.parent_id \
              WHERE s.name GLOB 'lockwait:*' OR s.name GLOB 'lockhold:*' \
              OR s.name GLOB 'Lock contention on *' \
@@ -202,13 +214,23 @@ impl Data {
             let name: String = r.get(4)?;
             let parent: Option<String> = r.get(5)?;
             let dur: i64 = r.get(2)?;
+            let mut monitor = None;
             let (lock, label, wait, owner) = match art::parse(&name) {
                 Some(c) => {
                     if parent.as_deref().and_then(art::parse).is_some() {
                         continue;
                     }
                     // Grouped by kind: monitor, thread list lock, ... (not per method).
-                    let lock = format!("art:{}", c.kind());
+                    let kind = c.kind();
+                    if kind == "monitor" {
+                        let site = |s: art::Site<'_>| (s.method.to_owned(), s.src.to_owned());
+                        monitor = Some(MonitorWait {
+                            process: r.get(6)?,
+                            blocked: c.blocked.map(site),
+                            blocking: c.blocking.map(site),
+                        });
+                    }
+                    let lock = format!("art:{kind}");
                     let owner = art_owners.resolve(&c, r.get(3)?);
                     (lock.clone(), lock, true, owner)
                 }
@@ -229,6 +251,7 @@ impl Data {
                 label,
                 wait,
                 owner,
+                monitor,
             });
         }
         let slices: i64 = conn.query_row("SELECT COUNT(*) FROM slice", [], |r| r.get(0))?;
@@ -576,6 +599,7 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
 
     let superpass = superpass_section(conn, &d)?;
     Ok(json!({
+        "monitors": monitors_section(&waits),
         "trace": {
             "start_ts": d.start_ts,
             "end_ts": d.end_ts,
@@ -597,6 +621,78 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
         "long_waits": {"count": long_count, "worst": long_json},
         "superpass": superpass,
     }))
+}
+
+/// Count, total and longest of a set of waits.
+#[derive(Default)]
+struct Tally {
+    count: i64,
+    total_ns: i64,
+    max_ns: i64,
+}
+
+impl Tally {
+    fn add(&mut self, dur: i64) {
+        self.count += 1;
+        self.total_ns += dur;
+        self.max_ns = self.max_ns.max(dur);
+    }
+}
+
+/// ART monitor waits per process (a trace does not identify the monitor object itself):
+/// the methods that waited (blocked) and the methods that held the monitor (blocking), by
+/// total wait, longest first. A method ART did not print (the short form; the owner's
+/// without lock profiling) is `null`.
+fn monitors_section(waits: &[&LockSlice]) -> Value {
+    type Site = Option<(String, String)>;
+    #[derive(Default)]
+    struct Proc {
+        all: Tally,
+        blocked: BTreeMap<Site, Tally>,
+        blocking: BTreeMap<Site, Tally>,
+    }
+    let mut procs: BTreeMap<Option<&str>, Proc> = BTreeMap::new();
+    for w in waits {
+        let Some(m) = &w.monitor else { continue };
+        let p = procs.entry(m.process.as_deref()).or_default();
+        p.all.add(w.dur);
+        p.blocked.entry(m.blocked.clone()).or_default().add(w.dur);
+        p.blocking.entry(m.blocking.clone()).or_default().add(w.dur);
+    }
+    let methods = |by: BTreeMap<Site, Tally>| -> Vec<Value> {
+        let mut v: Vec<(Site, Tally)> = by.into_iter().collect();
+        v.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns).then(a.0.cmp(&b.0)));
+        v.into_iter()
+            .map(|(site, t)| {
+                let (method, src) = site.unzip();
+                json!({
+                    "method": method,
+                    "short_method": method.as_deref().map(|m| art::Site { method: m, src: "" }.short_method()),
+                    "src": src,
+                    "count": t.count,
+                    "total_ns": t.total_ns,
+                    "max_ns": t.max_ns,
+                })
+            })
+            .collect()
+    };
+    let mut out: Vec<(i64, Value)> = procs
+        .into_iter()
+        .map(|(process, p)| {
+            let total = p.all.total_ns;
+            let v = json!({
+                "process": process,
+                "waits": p.all.count,
+                "total_ns": total,
+                "max_ns": p.all.max_ns,
+                "blocked_methods": methods(p.blocked),
+                "blocking_methods": methods(p.blocking),
+            });
+            (total, v)
+        })
+        .collect();
+    out.sort_by_key(|(total, _)| std::cmp::Reverse(*total));
+    Value::Array(out.into_iter().map(|(_, v)| v).collect())
 }
 
 fn superpass_section(conn: &Connection, d: &Data) -> rusqlite::Result<Value> {

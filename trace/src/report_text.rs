@@ -139,6 +139,7 @@ pub fn render_text(r: &Value) -> String {
             a["woken_by_owner"]
         );
     }
+    monitors(&mut o, r);
     long_waits(&mut o, r, start);
     let s = &r["superpass"];
     if s.is_null() {
@@ -220,6 +221,56 @@ pub fn render_text(r: &Value) -> String {
         );
     }
     o
+}
+
+/// Methods listed per process and side in the ART monitor section.
+const MONITOR_METHODS: usize = 5;
+
+/// ART monitor waits per process: the blocked and the blocking methods, most wait first.
+fn monitors(o: &mut String, r: &Value) {
+    let Some(procs) = r["monitors"].as_array().filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "\n== ART monitors per process: blocked (waiting) and blocking (holding) methods =="
+    );
+    for p in procs {
+        let _ = writeln!(
+            o,
+            "{}: {} waits, {} ms, max {} ms",
+            p["process"].as_str().unwrap_or("(unknown process)"),
+            p["waits"],
+            ms_v(&p["total_ns"]),
+            ms_v(&p["max_ns"])
+        );
+        for (key, side) in [
+            ("blocked_methods", "blocked "),
+            ("blocking_methods", "blocking"),
+        ] {
+            let list = p[key].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            for m in list.iter().take(MONITOR_METHODS) {
+                let method = match (m["short_method"].as_str(), m["src"].as_str()) {
+                    (Some(name), Some(src)) => format!("{name} ({src})"),
+                    _ => "(not in the slice name)".to_owned(),
+                };
+                let _ = writeln!(
+                    o,
+                    "  {side} {:>5} waits {:>10} ms  max {:>9} ms  {method}",
+                    m["count"].as_i64().unwrap_or(0),
+                    ms_v(&m["total_ns"]),
+                    ms_v(&m["max_ns"])
+                );
+            }
+            if list.len() > MONITOR_METHODS {
+                let _ = writeln!(
+                    o,
+                    "  {side} ... {} more (--json)",
+                    list.len() - MONITOR_METHODS
+                );
+            }
+        }
+    }
 }
 
 /// The long waits, itemized (the report's section of that name).

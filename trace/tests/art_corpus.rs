@@ -87,6 +87,120 @@ fn named_owner(name: &str) -> i64 {
     digits.parse().unwrap()
 }
 
+/// `monitor_contention` holds one row per monitor wait of `rows` (a long form, or a short
+/// form on a monitor lock outside any long form), with the fields of its name and the owner
+/// resolved (Android 8: the number is a kernel tid).
+fn monitor_table_rows(conn: &rusqlite::Connection, file: &str, rows: &[&Expected]) {
+    let waits: Vec<&&Expected> = rows
+        .iter()
+        .filter(|r| census_kind(r) == "art:monitor" && !r.parent.starts_with("monitor_long"))
+        .collect();
+    let n: usize = conn
+        .query_row("SELECT COUNT(*) FROM monitor_contention", [], |x| x.get(0))
+        .unwrap();
+    assert_eq!(n, waits.len(), "{file}: monitor_contention rows");
+    for r in waits {
+        type Got = (
+            i64,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<i64>,
+        );
+        let got: Got = conn
+            .query_row(
+                "SELECT long_form, blocking_tid, blocking_thread_tid, blocking_thread_name, \
+                 blocked_method || '(' || blocked_src || ')', short_blocked_method, waiter_count \
+                 FROM monitor_contention m JOIN slice s USING (id) \
+                 WHERE m.blocked_thread_tid = ?1 AND m.ts / 1000 = ?2 AND s.name = ?3",
+                rusqlite::params![r.tid, r.ts_us, r.name],
+                |x| {
+                    Ok((
+                        x.get(0)?,
+                        x.get(1)?,
+                        x.get(2)?,
+                        x.get(3)?,
+                        x.get(4)?,
+                        x.get(5)?,
+                        x.get(6)?,
+                    ))
+                },
+            )
+            .unwrap_or_else(|e| panic!("{file}: no row for {} at {} us: {e}", r.name, r.ts_us));
+        let (long_form, tid, thread_tid, owner_name, blocked, short_blocked, waiters) = got;
+        let owner = named_owner(&r.name);
+        assert_eq!(tid, Some(owner), "{file}: {}", r.name);
+        let exists: i64 = conn
+            .query_row("SELECT COUNT(*) FROM thread WHERE tid = ?1", [owner], |x| {
+                x.get(0)
+            })
+            .unwrap();
+        let want = (owner != 0 && owner != r.tid && exists > 0).then_some(owner);
+        assert_eq!(thread_tid, want, "{file}: {}", r.name);
+        if r.kind.starts_with("monitor_long") {
+            assert_eq!(long_form, 1);
+            let c = art::parse(&r.name).unwrap();
+            assert_eq!(owner_name.as_deref(), c.owner_name, "{file}: {}", r.name);
+            let blocked = blocked.expect("blocked method");
+            assert!(
+                r.name.ends_with(&format!(" blocking from {blocked}")),
+                "{file}: {} vs {blocked}",
+                r.name
+            );
+            let short = short_blocked.expect("short blocked method");
+            assert!(
+                blocked.contains(&format!("{short}(")),
+                "{blocked} vs {short}"
+            );
+            assert!(r.name.contains(&format!(" waiters={} ", waiters.unwrap())));
+        } else {
+            assert_eq!((long_form, blocked, waiters), (0, None, None));
+        }
+    }
+}
+
+/// `report`'s monitor section accounts for every monitor wait, under the blocked method
+/// its long form names.
+fn report_lists_monitor_methods(rep: &Value, file: &str, rows: &[&Expected]) {
+    let monitors = rep["monitors"].as_array().unwrap();
+    let waits: i64 = monitors.iter().map(|p| p["waits"].as_i64().unwrap()).sum();
+    let census = rep["census"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "art:monitor")
+        .map_or(0, |c| c["count"].as_i64().unwrap());
+    assert_eq!(
+        waits, census,
+        "{file}: monitor waits in the monitor section"
+    );
+    for p in monitors {
+        for side in ["blocked_methods", "blocking_methods"] {
+            let n: i64 = p[side]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["count"].as_i64().unwrap())
+                .sum();
+            assert_eq!(n, p["waits"].as_i64().unwrap(), "{file}: {side}");
+        }
+    }
+    for r in rows.iter().filter(|r| r.kind.starts_with("monitor_long")) {
+        let c = art::parse(&r.name).unwrap();
+        let blocked = c.blocked.unwrap();
+        let listed = monitors.iter().any(|p| {
+            p["blocked_methods"].as_array().unwrap().iter().any(|m| {
+                m["method"] == blocked.method
+                    && m["src"] == blocked.src
+                    && m["short_method"] == blocked.short_method()
+            })
+        });
+        assert!(listed, "{file}: {} not in the monitor section", r.name);
+    }
+}
+
 #[test]
 fn device_contention_slices_are_waits_with_kind_owner_and_nesting() {
     let test = "device_contention_slices_are_waits_with_kind_owner_and_nesting";
@@ -157,6 +271,8 @@ fn device_contention_slices_are_waits_with_kind_owner_and_nesting() {
             );
             waits_checked += 1;
         }
+        monitor_table_rows(&conn, file, &rows);
+        report_lists_monitor_methods(&rep, file, &rows);
         // The census has one row per lock kind, not per method string.
         for c in rep["census"].as_array().unwrap() {
             let name = c["name"].as_str().unwrap();

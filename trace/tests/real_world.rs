@@ -349,3 +349,60 @@ fn art_long_form_owner_resolves_by_name_within_the_process() {
     // Thread 2 exists but is named `other`: ART's id 2 is the thread named `owner`.
     assert_eq!(r["long_waits"]["worst"][0]["owner"]["thread"]["tid"], 200);
 }
+
+#[test]
+fn monitor_contention_table_has_perfettos_columns_and_the_binder_reply() {
+    // Android 11-13: the long form numbers the owner with ART's thread id (2), which is
+    // another thread's tid; the short form nested in it is the same wait.
+    let t = text_trace(&[
+        "   owner-200 (100) [000] d..2   1.000000: sched_switch: prev_comm=owner prev_pid=200 prev_prio=120 prev_state=R+ ==> next_comm=other next_pid=2 next_prio=120",
+        "   ui-100    (100) [001] ....   1.000050: tracing_mark_write: B|100|binder reply",
+        "   ui-100    (100) [001] ....   1.000100: tracing_mark_write: B|100|monitor contention with owner owner (2) at void a.B.h()(B.java:7) waiters=1 blocking from void a.B.c()(B.java:1)",
+        "   ui-100    (100) [001] ....   1.000110: tracing_mark_write: B|100|Lock contention on a monitor lock (owner tid: 200)",
+        "   ui-100    (100) [001] ....   1.000290: tracing_mark_write: E|100",
+        "   ui-100    (100) [001] ....   1.000300: tracing_mark_write: E|100",
+        "   ui-100    (100) [001] ....   1.000400: tracing_mark_write: E|100",
+        "   ui-100    (100) [001] ....   1.000500: tracing_mark_write: B|100|Lock contention on a monitor lock (owner tid: 0)",
+        "   ui-100    (100) [001] ....   1.000600: tracing_mark_write: E|100",
+        "   ui-100    (100) [001] ....   1.000700: tracing_mark_write: B|100|Lock contention on thread list lock (owner tid: 200)",
+        "   ui-100    (100) [001] ....   1.000800: tracing_mark_write: E|100",
+    ]);
+    let (conn, _) = import::import_in_memory(&t).unwrap();
+    let got = rows(
+        &conn,
+        "SELECT blocking_method, blocked_method, short_blocking_method, short_blocked_method, \
+         blocking_src, blocked_src, waiter_count, blocked_thread_name, blocking_thread_name, \
+         blocking_tid, process_name, ts, dur, monotonic_dur, is_blocked_thread_main, \
+         blocked_thread_tid, is_blocking_thread_main, blocking_thread_tid, \
+         binder_reply_id = (SELECT id FROM slice WHERE name = 'binder reply'), binder_reply_ts, \
+         binder_reply_tid, pid, lock, long_form, \
+         blocking_utid = (SELECT utid FROM thread WHERE tid = 200), \
+         blocked_utid = (SELECT utid FROM thread WHERE tid = 100), \
+         id = (SELECT id FROM slice s WHERE s.ts = m.ts AND s.depth < 2) \
+         FROM monitor_contention m ORDER BY ts",
+    );
+    assert_eq!(
+        got,
+        [
+            "void a.B.h()\tvoid a.B.c()\ta.B.h\ta.B.c\tB.java:7\tB.java:1\t1\tui\towner\t2\tui\t\
+             1000100000\t200000\t200000\t1\t100\t0\t200\t1\t1000050000\t100\t100\t\
+             a monitor lock\t1\t1\t1\t1",
+            "NULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tui\tNULL\t0\tui\t1000500000\t100000\t\
+             100000\t1\t100\tNULL\tNULL\tNULL\tNULL\tNULL\t100\ta monitor lock\t0\tNULL\t1\t1",
+        ]
+    );
+    let r = report::analyze(&conn, Options::default()).unwrap();
+    let m = &r["monitors"][0];
+    assert_eq!(
+        (m["process"].as_str(), m["waits"].as_i64()),
+        (Some("ui"), Some(2))
+    );
+    assert_eq!(m["blocked_methods"][0]["short_method"], "a.B.c");
+    assert_eq!(m["blocking_methods"][0]["src"], "B.java:7");
+    assert!(m["blocking_methods"][1]["method"].is_null());
+    let text = report::render_text(&r);
+    assert!(text.contains("blocking     1 waits"), "{text}");
+    assert!(text.contains("a.B.h (B.java:7)"), "{text}");
+    let fk = rows(&conn, "PRAGMA foreign_key_check");
+    assert!(fk.is_empty(), "{fk:?}");
+}
