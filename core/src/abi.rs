@@ -948,10 +948,6 @@ const _: () = assert!(NUM_TUNABLES <= TUNABLE_SLOTS);
 
 /// A decoded, validated request.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "no allocator: a request lives on the ioctl path's stack (280 bytes at most)"
-)]
 pub enum Request {
     /// [`GET_VERSION`].
     GetVersion,
@@ -976,6 +972,16 @@ pub enum Request {
 }
 
 impl Request {
+    /// Whether applying it can change which probe groups the engine wants: the platform then
+    /// attaches them before the request returns (a registered thread's readers are recorded
+    /// from then on), where other changes reach the probes some time later.
+    pub fn changes_probes(&self) -> bool {
+        matches!(
+            self,
+            Self::SetCritical(_) | Self::AddCritical(_) | Self::SetEnabled(_) | Self::SetTunables(_)
+        )
+    }
+
     /// Decodes the argument of ioctl `cmd` from `buf`, which holds `ioc_size(cmd)` bytes
     /// (for commands that read input) and is otherwise ignored.
     pub fn decode(cmd: u32, buf: &[u8]) -> Result<Self, AbiError> {

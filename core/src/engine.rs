@@ -13,6 +13,7 @@ use super::filter::{lanes_may_contain, TidFilter};
 use super::probes::{self, ProbeDemand};
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
 use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
+use super::wakes::{Wake, WakesInFlight};
 use super::{futex_wait_lock, lock_lane, Cpu, LockId, LockKind, Nanos, Role, Tid};
 
 /// Why a grant ended.
@@ -164,6 +165,7 @@ pub struct Engine<O: Observer = NoObserver> {
     detector: Detector,
     ft: FastTrack,
     probes: ProbeDemand,
+    wakes: WakesInFlight,
     stats: Stats,
     obs: O,
 }
@@ -194,6 +196,7 @@ impl<O: Observer> Engine<O> {
             detector: Detector::new(&tun),
             ft: FastTrack::new(nr_cpus),
             probes: ProbeDemand::new(),
+            wakes: WakesInFlight::new(),
             stats: Stats::new(),
             obs: observer,
         }
@@ -252,6 +255,7 @@ impl<O: Observer> Engine<O> {
             self.ft.clear_cooling();
             self.detector.reset(&self.tun);
             self.probes.clear();
+            self.wakes.clear();
         }
         self.enabled = on;
     }
@@ -270,6 +274,9 @@ impl<O: Observer> Engine<O> {
         } else {
             0
         };
+        if self.tun.readers_while_critical != 0 && !self.critical.is_empty() {
+            needed |= probes::READERS;
+        }
         for w in self.detector.waits() {
             needed |= match w.kind {
                 LockKind::Mutex => probes::OWNERS,
@@ -586,6 +593,9 @@ impl<O: Observer> Engine<O> {
         if self.ft.may_be_boosted(waiter) {
             self.end_handoff(now, waiter, lock);
         }
+        if !self.wakes.is_empty() {
+            self.settle_wakes(now, |w| w.woken == waiter);
+        }
         let Some(w) = self.detector.wait_finish(waiter) else {
             return;
         };
@@ -776,18 +786,28 @@ impl<O: Observer> Engine<O> {
         out
     }
 
-    /// A release of `lock` by `waker` woke `tid`, a waiter that will take the lock when it runs.
+    /// A release of `lock` by `waker` is waking `tid`, a waiter that will take the lock when it
+    /// runs.
     ///
-    /// `waker` no longer holds `lock`: grants it held for it end, as at a seen release (a futex
-    /// release is seen only through the wake it makes). If tracked waits are still on `lock`,
-    /// `tid` is their next blocker and is granted now, not when it finally gets the CPU to take
-    /// the lock. Returns the task this boosted, if any.
+    /// `waker` no longer holds `lock` (a futex release is seen only through the wake it makes),
+    /// but it has yet to make `tid` runnable: grants it held for `lock` end once `tid` joins a
+    /// runqueue, or after `wake_slice_ns` (see [`wakes`](super::wakes)). If tracked waits are
+    /// still on `lock`, `tid` is their next blocker and is granted now, not when it finally gets
+    /// the CPU to take the lock. Returns the task this boosted, if any.
     #[inline]
     pub fn waiter_woken(&mut self, now: Nanos, lock: LockId, tid: Tid, waker: Tid) -> Boosted {
         let mut out = Boosted::default();
         if self.enabled && tid > 0 && self.detector.has_waits_on(lock) {
             if waker > 0 && self.ft.is_boosted(waker) {
-                self.ft.revoke_held(now, waker, lock, cx!(self));
+                let wake = Wake {
+                    woken: tid,
+                    waker,
+                    lock,
+                    since: now,
+                };
+                if self.tun.wake_slice_ns == 0 || !self.wakes.defer(wake) {
+                    self.ft.revoke_held(now, waker, lock, cx!(self));
+                }
             }
             if !self.is_critical(tid) {
                 self.follow(now, lock, tid, Counter::HandoffGrants, |_| true, &mut out);
@@ -889,6 +909,9 @@ impl<O: Observer> Engine<O> {
 
     /// `tid` exited: forget it everywhere, so no table names a dead task.
     pub fn task_exit(&mut self, now: Nanos, tid: Tid) {
+        if !self.wakes.is_empty() {
+            self.settle_wakes(now, |w| w.woken == tid || w.waker == tid);
+        }
         if self.critical_filter.may_contain(tid) && self.critical.contains(tid) {
             // A TID can be reused: a dead critical thread must not make its successor critical.
             let _ = self.remove_critical(now, tid);
@@ -917,7 +940,29 @@ impl<O: Observer> Engine<O> {
 
     #[inline(never)]
     fn enqueue_slow(&mut self, now: Nanos, cpu: Cpu, tid: Tid) -> bool {
+        if !self.wakes.is_empty() {
+            self.settle_wakes(now, |w| w.woken == tid);
+        }
         self.ft.enqueue(now, cpu, tid, cx!(self))
+    }
+
+    /// Ends the wakes in flight that `done` accepts: their releasers' grants for the lock end.
+    #[cold]
+    fn settle_wakes(&mut self, now: Nanos, done: impl Fn(&Wake) -> bool) {
+        while let Some(w) = self.wakes.take(&done) {
+            if self.ft.is_boosted(w.waker) {
+                self.ft.revoke_held(now, w.waker, w.lock, cx!(self));
+            }
+        }
+    }
+
+    /// Ends the wakes in flight for longer than `wake_slice_ns`: a woken waiter that is not
+    /// boosted joins a runqueue unseen.
+    pub fn settle_stale_wakes(&mut self, now: Nanos) {
+        if !self.wakes.is_empty() {
+            let slice = self.tun.wake_slice_ns;
+            self.settle_wakes(now, |w| now.saturating_sub(w.since) >= slice);
+        }
     }
 
     /// `tid` left CPU `cpu`'s runqueue.
@@ -1348,6 +1393,7 @@ impl<O: Observer> Engine<O> {
                 return Err("waiting thread missing from the interest lanes");
             }
         }
+        self.wakes.check()?;
         if !self.enabled && self.ft.grants().next().is_some() {
             return Err("grants while disabled");
         }

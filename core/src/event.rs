@@ -292,6 +292,7 @@ impl<O: Observer> Engine<O> {
                 .select_cpu(now, tid, prev_cpu, idle_mask, allowed_mask)
                 .map_or(Answer::None, Answer::Place),
             Event::Tick { cpu, curr } => {
+                self.settle_stale_wakes(now);
                 if self.tick(now, cpu, curr) {
                     Answer::Resched
                 } else if self.regrant_due(now) {

@@ -46,6 +46,7 @@ pub mod filter;
 pub mod probes;
 pub mod stats;
 pub mod tunables;
+pub mod wakes;
 
 pub use engine::{Boosted, Engine, NoObserver, Observer, RevokeReason};
 pub use event::{Answer, Event};

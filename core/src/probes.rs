@@ -15,15 +15,18 @@
 //!   changes hands, and ending a departed holder's grant. Needed while a tracked thread waits
 //!   on a kernel mutex or rwsem, or anything is boosted.
 //! - [`READERS`] (rwsem readers): the readers a critical writer waits behind. An rwsem names
-//!   only its last reader, so they must be recorded as they enter, *before* the wait; they are
-//!   recorded while a tracked rwsem wait is on or lingers. The first wait of a contention
-//!   episode therefore sees only the readers that entered within the linger of the previous
-//!   one.
+//!   only its last reader, so they must be recorded as they enter, *before* the wait: by default
+//!   ([`Tunables::readers_while_critical`]) while any critical thread is registered. With that
+//!   off they are recorded only while a tracked rwsem wait is on or lingers, and the first wait
+//!   of a contention episode sees only the readers that entered within the linger of the
+//!   previous one.
 //!
 //! Attaching takes process context (the kernel's tracepoint registration sleeps), so a platform
 //! attaches a group some time after [`Engine::probes_wanted`](super::Engine::probes_wanted)
-//! first names it; a holder change in that gap is not seen (a holder that left keeps its grant
-//! until the wait ends or the budget revokes it, as any unseen change).
+//! first names it (at once where the change comes from process context: a registration). An
+//! owner change in that gap is seen only where the new owner leaves a wait owning the lock,
+//! which the always-attached wait hooks report; otherwise a holder that left keeps its grant
+//! until the wait ends or the budget revokes it, as any unseen change.
 
 use super::tunables::Tunables;
 use super::Nanos;

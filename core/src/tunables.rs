@@ -57,7 +57,7 @@ pub struct TunableDesc {
 }
 
 /// The number of tunables.
-pub const NUM_TUNABLES: usize = 13;
+pub const NUM_TUNABLES: usize = 14;
 
 /// Every tunable in ABI order (the order of [`Tunables::to_array`]).
 pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
@@ -163,7 +163,15 @@ pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
         min: 0,
         max: 20_000_000,
         unit: "ns",
-        doc: "How long a critical thread that a release woke out of a tracked wait may run on the fast track (its wake turn) before the turn ends; the turn ends sooner when its retry takes the lock or sleeps again, and counts against the budget and the CPU's share (0: no wake turns).",
+        doc: "How long a critical thread that a release woke out of a tracked wait may run on the fast track (its wake turn) before the turn ends; the turn ends sooner when its retry takes the lock or sleeps again, and counts against the budget and the CPU's share. It also bounds how long a releaser keeps its grant while its wake is in flight (0: no wake turns, and a releaser's grant ends with its release).",
+    },
+    TunableDesc {
+        name: "readers_while_critical",
+        default: 1,
+        min: 0,
+        max: 1,
+        unit: "flag",
+        doc: "1: the rwsem reader probes stay attached while any critical thread is registered, so a critical writer's first wait of a contention episode sees the readers that entered before it; 0: only while a tracked rwsem wait needs them (and probe_linger_ns after), which spares every down_read and page fault their cost while nothing contends, but misses readers that entered before the episode's first wait.",
     },
 ];
 
@@ -200,6 +208,8 @@ pub struct Tunables {
     pub boost_uclamp_min: u32,
     /// See [`TUNABLES`]: `wake_slice_ns`.
     pub wake_slice_ns: u64,
+    /// See [`TUNABLES`]: `readers_while_critical`.
+    pub readers_while_critical: u32,
 }
 
 impl Default for Tunables {
@@ -224,6 +234,7 @@ impl Tunables {
         TUNABLES[10].default,
         TUNABLES[11].default,
         TUNABLES[12].default,
+        TUNABLES[13].default,
     ]);
 
     const fn from_array_unchecked(v: &[u64; NUM_TUNABLES]) -> Self {
@@ -241,6 +252,7 @@ impl Tunables {
             probe_linger_ns: v[10],
             boost_uclamp_min: v[11] as u32,
             wake_slice_ns: v[12],
+            readers_while_critical: v[13] as u32,
         }
     }
 
@@ -260,6 +272,7 @@ impl Tunables {
             self.probe_linger_ns,
             self.boost_uclamp_min as u64,
             self.wake_slice_ns,
+            self.readers_while_critical as u64,
         ]
     }
 

@@ -858,9 +858,14 @@ fn an_owner_hinted_futex_wait_boosts_the_named_holder_until_the_wait_ends() {
     );
     assert_eq!(e.handle(2 * MS, woken).newly_boosted(), &[300]);
     assert!(
-        !e.is_boosted(200),
-        "a boosted waker would keep the woken holder off its CPU"
+        e.is_boosted(200),
+        "the waker has yet to make the woken waiter runnable"
     );
+    ok(&e);
+    // The woken waiter joins a runqueue: the wake is done, and a boosted waker would keep
+    // the woken holder off its CPU.
+    e.handle(2 * MS, Event::Enqueue { cpu: 0, tid: 300 });
+    assert!(!e.is_boosted(200));
     assert_eq!(e.stats().get(Counter::RevokeReleased), 1);
     ok(&e);
     assert_eq!(
@@ -941,7 +946,7 @@ fn a_waking_blocker_goes_to_an_idle_fast_cpu_first() {
 #[test]
 fn lock_operation_probes_are_wanted_while_waits_need_them_and_linger() {
     use superpass_core::probes::{ALL, OWNERS};
-    let mut e = engine();
+    let mut e = engine_with(|t| t.readers_while_critical = 0);
     let linger = e.tunables().probe_linger_ns;
     assert_eq!(
         e.probes_wanted(MS),
@@ -1196,5 +1201,95 @@ fn a_zero_wake_slice_turns_wake_turns_off_but_keeps_the_deferral() {
     assert_eq!(e.stats().get(Counter::WakeGrants), 0);
     assert!(e.owner_acquired(2 * MS, L1, 200).as_slice().is_empty());
     assert_eq!(e.stats().get(Counter::DeferredGrants), 1);
+    ok(&e);
+}
+
+/// Critical thread 100 waits on an owner-hinted futex held by 200; at 2 ms 200's release
+/// starts waking 100.
+fn futex_wake_in_flight(tune: impl FnOnce(&mut Tunables)) -> Engine<Log> {
+    let mut e = engine_with(tune);
+    let wait = Event::FutexWait {
+        waiter: 100,
+        owner: 200,
+        valid: true,
+    };
+    assert_eq!(e.handle(MS, wait).newly_boosted(), &[200]);
+    e.handle(2 * MS, Event::from_hook_futex_woken(100, 100, 200));
+    ok(&e);
+    e
+}
+
+#[test]
+fn a_releaser_keeps_its_grant_until_the_waiter_it_wakes_is_runnable() {
+    // As measured on the real kernel: futex_wake() picks the waiter under the bucket lock and
+    // wakes it after dropping the lock, where the releaser can be preempted. Unboosted there,
+    // a nice-19 releaser left the critical waiter asleep for 67 ms.
+    let mut e = futex_wake_in_flight(|_| {});
+    assert!(e.is_boosted(200), "its wake is in flight");
+    assert!(e.is_boosted(100), "the woken waiter has its wake turn");
+    // Preempted by a fair task, the releaser still runs ahead of it.
+    e.handle(2 * MS, Event::Enqueue { cpu: 0, tid: 200 });
+    assert_eq!(e.pick(2 * MS, 0, 300), Some(200));
+    // The release makes the waiter runnable: the releaser's grant ends.
+    e.handle(2 * MS + 10_000, Event::Enqueue { cpu: 1, tid: 100 });
+    assert!(!e.is_boosted(200));
+    assert!(e.is_boosted(100));
+    assert_eq!(e.stats().get(Counter::RevokeReleased), 1);
+    ok(&e);
+}
+
+#[test]
+fn a_wake_in_flight_ends_after_the_wake_slice() {
+    let mut e = futex_wake_in_flight(|_| {});
+    let slice = e.tunables().wake_slice_ns;
+    e.handle(2 * MS + slice - 1, Event::Tick { cpu: 1, curr: 0 });
+    assert!(e.is_boosted(200));
+    e.handle(2 * MS + slice, Event::Tick { cpu: 1, curr: 0 });
+    assert!(!e.is_boosted(200), "a wake that takes a whole slice ends");
+    ok(&e);
+}
+
+#[test]
+fn without_wake_turns_the_releaser_s_grant_ends_with_its_release() {
+    let e = futex_wake_in_flight(|t| t.wake_slice_ns = 0);
+    assert!(!e.is_boosted(200));
+    assert!(!e.is_boosted(100));
+    ok(&e);
+}
+
+#[test]
+fn a_wake_in_flight_ends_with_the_woken_waiter_s_wait_or_exit() {
+    let mut e = futex_wake_in_flight(|_| {});
+    e.handle(3 * MS, Event::from_hook_futex_wait_end(100));
+    assert!(!e.is_boosted(200));
+    ok(&e);
+    let mut e = futex_wake_in_flight(|_| {});
+    e.handle(3 * MS, Event::TaskExit { tid: 100 });
+    assert!(!e.is_boosted(200));
+    ok(&e);
+}
+
+#[test]
+fn reader_probes_are_wanted_while_a_critical_thread_is_registered() {
+    use superpass_core::probes::{ALL, READERS};
+    let mut e = engine();
+    let linger = e.tunables().probe_linger_ns;
+    // Readers must be recorded as they enter, before any wait: a critical writer's first wait
+    // could not learn them afterwards.
+    assert_eq!(e.probes_wanted(MS), READERS);
+    e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
+    assert_eq!(e.probes_wanted(MS), ALL);
+    e.wait_finish(2 * MS, 100, L1);
+    assert_eq!(e.probes_wanted(2 * MS), ALL);
+    let t = 2 * MS + linger;
+    assert_eq!(e.probes_wanted(t), READERS, "owners lapse, readers stay");
+    e.remove_critical(t, 100).unwrap();
+    assert_eq!(e.probes_wanted(t), READERS);
+    assert_eq!(e.probes_wanted(t + linger - 1), READERS, "lingers");
+    assert_eq!(e.probes_wanted(t + linger), 0, "then lapses");
+    e.add_critical(t + linger, 100, Role::Ui).unwrap();
+    assert_eq!(e.probes_wanted(t + linger), READERS);
+    e.set_enabled(t + linger, false);
+    assert_eq!(e.probes_wanted(t + linger), 0, "disabled: none");
     ok(&e);
 }
