@@ -52,6 +52,10 @@ pub(crate) fn ioctl(cmd: u32, arg: usize) -> Result<(), AbiError> {
         }
         n
     };
+    if req.changes_probes() {
+        // SAFETY: plain call from process context, without the engine lock; it may sleep.
+        unsafe { ffi::sp_probes_sync() };
+    }
     if dir & abi::IOC_READ != 0 && n > 0 {
         UserSlice::new(arg, size)
             .writer()

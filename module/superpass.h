@@ -60,6 +60,7 @@ s32 sp_task_queued_cpu(void *task);
 bool sp_task_queued_on(void *rq, void *task);
 bool sp_task_pickable(void *rq, void *task);
 void sp_kick_cpu(u32 cpu);
+void sp_probes_sync(void);
 void sp_trace_block(s32 waiter, s32 blocker, u64 lock, u32 kind);
 void sp_trace_grant(s32 blocker, s32 waiter, s32 root, u64 lock, u32 depth);
 void sp_trace_revoke(s32 blocker, u32 reason);

@@ -199,6 +199,17 @@ static void sp_probes_fn(struct work_struct *work)
 	mutex_unlock(&sp_probes_mutex);
 }
 
+/*
+ * From process context: brings the groups up to the engine's wish before
+ * returning, so that a thread registered as critical has its rwsem readers
+ * recorded from the moment its registration returns.
+ */
+void sp_probes_sync(void)
+{
+	mod_delayed_work(system_highpri_wq, &sp_probes_work, 0);
+	flush_delayed_work(&sp_probes_work);
+}
+
 /* Everything was attached at load: let the engine (disabled so far) say what to keep. */
 static void sp_probes_start(void)
 {

@@ -72,12 +72,29 @@ void sp_probe_mutex_wait_start(void *d, struct mutex *lock)
 					SP_MUTEX_FLAGS));
 }
 
+/*
+ * A waiter that leaves its wait owning the lock is its new owner: reported
+ * here as well as by the owner probes, which may not be attached yet when a
+ * contention episode starts (the lock changes hands before they are).
+ */
+static void sp_wait_finish(const void *lock, bool owns)
+{
+	u64 now;
+
+	if (!sp_waits_matter())
+		return;
+	now = sp_now();
+	if (sp_may_matter(current->pid))
+		sp_hook_wait_finish(now, current->pid, (u64)(unsigned long)lock);
+	if (owns && sp_lock_may_matter(lock))
+		sp_hook_owner(now, (u64)(unsigned long)lock, current->pid, true);
+}
+
 void sp_probe_mutex_wait_finish(void *d, struct mutex *lock)
 {
 	SP_COUNT(mutex_wait_finish);
-	if (!sp_waits_matter() || !sp_may_matter(current->pid))
-		return;
-	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)lock);
+	sp_wait_finish(lock, (atomic_long_read(&lock->owner) & ~SP_MUTEX_FLAGS) ==
+			     (unsigned long)current);
 }
 
 void sp_probe_mutex_unlock_slowpath(void *d, struct mutex *lock)
@@ -162,9 +179,10 @@ void sp_probe_rwsem_write_wait_start(void *d, struct rw_semaphore *sem)
 void sp_probe_rwsem_wait_finish(void *d, struct rw_semaphore *sem)
 {
 	SP_COUNT(rwsem_wait_finish);
-	if (!sp_waits_matter() || !sp_may_matter(current->pid))
-		return;
-	sp_hook_wait_finish(sp_now(), current->pid, (u64)(unsigned long)sem);
+	unsigned long word = atomic_long_read(&sem->owner);
+
+	sp_wait_finish(sem, !(word & SP_RWSEM_READER_OWNED) &&
+			    (word & ~SP_RWSEM_OWNER_FLAGS) == (unsigned long)current);
 }
 
 void sp_probe_reader_owned(void *d, struct rw_semaphore *sem,

@@ -70,6 +70,7 @@ mod ffi {
         pub(crate) fn sp_task_queued_on(rq: *mut c_void, task: *mut c_void) -> bool;
         pub(crate) fn sp_task_pickable(rq: *mut c_void, task: *mut c_void) -> bool;
         pub(crate) fn sp_kick_cpu(cpu: u32);
+        pub(crate) fn sp_probes_sync();
         pub(crate) fn sp_trace_block(waiter: i32, blocker: i32, lock: u64, kind: u32);
         pub(crate) fn sp_trace_grant(blocker: i32, waiter: i32, root: i32, lock: u64, depth: u32);
         pub(crate) fn sp_trace_revoke(blocker: i32, reason: u32);

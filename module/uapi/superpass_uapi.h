@@ -21,7 +21,7 @@
 /* abi::TUNABLE_SLOTS. */
 #define SP_TUNABLE_SLOTS 16
 /* tunables::NUM_TUNABLES. */
-#define SP_NUM_TUNABLES 13
+#define SP_NUM_TUNABLES 14
 /* stats::NUM_COUNTERS. */
 #define SP_NUM_COUNTERS 42
 /* stats::HIST_BUCKETS. */
@@ -199,7 +199,8 @@ _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 	X(9, THROTTLE_MAX_PCT, "throttle_max_pct", 50ULL, 1ULL, 100ULL, "%") \
 	X(10, PROBE_LINGER_NS, "probe_linger_ns", 1000000000ULL, 10000000ULL, 600000000000ULL, "ns") \
 	X(11, BOOST_UCLAMP_MIN, "boost_uclamp_min", 1024ULL, 0ULL, 1024ULL, "capacity") \
-	X(12, WAKE_SLICE_NS, "wake_slice_ns", 1000000ULL, 0ULL, 20000000ULL, "ns")
+	X(12, WAKE_SLICE_NS, "wake_slice_ns", 1000000ULL, 0ULL, 20000000ULL, "ns") \
+	X(13, READERS_WHILE_CRITICAL, "readers_while_critical", 1ULL, 0ULL, 1ULL, "flag")
 
 enum sp_tunable {
 	SP_TUNABLE_MAX_CRITICAL = 0,
@@ -215,6 +216,7 @@ enum sp_tunable {
 	SP_TUNABLE_PROBE_LINGER_NS = 10,
 	SP_TUNABLE_BOOST_UCLAMP_MIN = 11,
 	SP_TUNABLE_WAKE_SLICE_NS = 12,
+	SP_TUNABLE_READERS_WHILE_CRITICAL = 13,
 };
 
 /*
@@ -386,6 +388,7 @@ static const char *const sp_tunable_names[SP_NUM_TUNABLES] = {
 	[SP_TUNABLE_PROBE_LINGER_NS] = "probe_linger_ns",
 	[SP_TUNABLE_BOOST_UCLAMP_MIN] = "boost_uclamp_min",
 	[SP_TUNABLE_WAKE_SLICE_NS] = "wake_slice_ns",
+	[SP_TUNABLE_READERS_WHILE_CRITICAL] = "readers_while_critical",
 };
 static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_CRITICAL_WAITS] = "critical_waits",
