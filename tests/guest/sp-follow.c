@@ -297,6 +297,20 @@ static void *critical(void *arg)
 		if (sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL"))
 			exit(2);
 	}
+	/*
+	 * An rwsem names only its last reader, so SuperPass knows a reader only
+	 * if its probes saw it enter: readers still inside from before the
+	 * registration are unknown to it. On a phone the UI thread is registered
+	 * long before it contends; so here the mode starts once the gate has taken
+	 * the rwsem for writing (every earlier reader gone) and let a storm in.
+	 */
+	if (scen == STORM) {
+		long e0 = atomic_load(&episodes);
+		uint64_t deadline = now_ns() + 5000000000ULL;
+
+		while (atomic_load(&episodes) < e0 + 2 && now_ns() < deadline)
+			usleep(1000);
+	}
 	atomic_store(&critical_ready, 1);
 	while (!atomic_load(&stop_mode)) {
 		uint64_t w, t, next = now_ns() + period_us * 1000ULL;

@@ -65,10 +65,15 @@ static double trace_secs;
 static atomic_int stop_mode;
 static uint64_t *samples;
 static atomic_long nsamples;
+/* Holds each blocker completed: a mode starts once each blocker held the lock again. */
+static atomic_long blocker_holds[MAX_THREADS];
+static int nblockers;
+
 /* The blocker (or one reader of the storm): nice 19, takes the lock, works inside. */
 static void *blocker(void *arg)
 {
-	uint32_t op = (uint32_t)(long)arg;
+	uint32_t op = (uint32_t)((long)arg & 0xff);
+	int idx = (int)((long)arg >> 8);
 	int outside = outside_us < 0 ? work_us : outside_us;
 
 	long tid = syscall(SYS_gettid);
@@ -81,9 +86,32 @@ static void *blocker(void *arg)
 			break;
 		}
 		mark("E|%ld\n", tid);
+		atomic_fetch_add(&blocker_holds[idx], 1);
 		burn(outside * burn_loops_per_us);
 	}
 	return NULL;
+}
+
+/*
+ * Waits (at most 5 s) until every blocker has let go of the lock and taken it
+ * again. An rwsem names only its last reader, so SuperPass knows a reader
+ * only if its probes saw it enter: readers still inside from before the
+ * critical thread's registration are unknown to it. On a phone the UI thread
+ * is registered long before it contends; so here, after the registration.
+ */
+static void await_blockers_cycled(void)
+{
+	long seen[MAX_THREADS];
+	uint64_t deadline = now_ns() + 5000000000ULL;
+
+	for (int i = 0; i < nblockers; i++)
+		seen[i] = atomic_load(&blocker_holds[i]) + 1;
+	for (int i = 0; i < nblockers; i++) {
+		while (atomic_load(&blocker_holds[i]) <= seen[i] && now_ns() < deadline)
+			usleep(1000);
+	}
+	if (now_ns() >= deadline)
+		fprintf(stderr, "a blocker kept the lock for 5 s after the registration\n");
 }
 
 struct mode_result {
@@ -128,6 +156,8 @@ static void *critical(void *arg)
 			exit(2);
 		}
 	}
+	if (nreaders)
+		await_blockers_cycled();
 	atomic_store(&critical_ready, 1);
 	while (!atomic_load(&stop_mode)) {
 		uint64_t w, t, next = now_ns() + period_us * 1000ULL;
@@ -245,7 +275,6 @@ int main(int argc, char **argv)
 	struct mode_result res[8];
 	int nres = 0, opt, fail = 0;
 	pthread_t hogs[MAX_THREADS], blockers[MAX_THREADS];
-	int nblockers;
 
 	while ((opt = getopt(argc, argv, "l:m:d:H:w:o:p:r:R:T:")) != -1) {
 		switch (opt) {
@@ -284,7 +313,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nblockers; i++) {
 		uint32_t op = strcmp(lockname, "mutex") ? (nreaders ? SPT_OP_READ : SPT_OP_WRITE) : SPT_OP_MUTEX;
 
-		pthread_create(&blockers[i], NULL, blocker, (void *)(long)op);
+		pthread_create(&blockers[i], NULL, blocker, (void *)((long)op | (long)i << 8));
 	}
 	sleep(1);
 	for (char *save, *m = strtok_r(modes_arg, ",", &save); m && nres < 8; m = strtok_r(NULL, ",", &save)) {

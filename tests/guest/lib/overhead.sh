@@ -1,19 +1,23 @@
 # The overhead measurement the sp-overhead suites share (sourced; the suite's
 # #@machine line gives the vCPUs). Each benchmark runs without superpass.ko,
 # then loaded and enabled with one (sleeping) critical thread registered, as
-# on a phone where the UI thread always is, in two states of the probes that
-# run on every lock operation (superpass_core::probes): detached, as when the
-# critical threads have not contended for probe_linger_ns, and engaged
-# (attached, after a critical rwsem wait, with the linger stretched to cover
+# on a phone where the UI thread always is, in three states of the probes that
+# run on every lock operation (superpass_core::probes): enabled (the default:
+# the rwsem reader probes attached while a critical thread is registered,
+# readers_while_critical = 1; the owner probes detached, as when the critical
+# threads have not contended for probe_linger_ns), on demand
+# (readers_while_critical = 0: both groups detached), and engaged (both
+# attached, after a critical rwsem wait, with the linger stretched to cover
 # the runs), as while they contend; and loaded but disabled. The restricted
 # hooks cannot be detached, so "not loaded" runs come first (after a
 # warm-up); then loaded runs cycle through enabled, engaged and disabled. The
 # suites run under QEMU's instruction counting, so the guest clock counts
 # executed instructions: host load cannot move the ratios.
 #
-# Metrics per benchmark: <name>_ns_{not_loaded,enabled,engaged,disabled}
+# Metrics per benchmark: <name>_ns_{not_loaded,enabled,ondemand,engaged,disabled}
 # (medians of $runs runs), <name>_ratio = enabled / not loaded (what a phone
-# pays while its critical threads do not contend), <name>_ratio_engaged =
+# pays while its critical threads do not contend), <name>_ratio_ondemand =
+# on demand / not loaded (the same with readers_while_critical = 0), <name>_ratio_engaged =
 # engaged / not loaded (while they do), and <name>_ratio_vs_disabled.
 # System-wide: busy CPU time of a mixed workload (all loops at once, fixed
 # work) from /proc/stat, system_cpu_ratio{,_engaged} against not loaded.
@@ -24,9 +28,9 @@
 # probe, counted by the module in one more run in each state),
 # <name>_calls_per_iter{,_engaged}, and <name>_insns_per_call_engaged =
 # (engaged - not loaded) / calls per iteration.
-# Checks (the suite fails otherwise): the probe groups are detached in the
-# enabled runs (the read-lock loop makes no reader-probe call) and attached
-# in the engaged runs (it makes one reader_owned call per iteration).
+# Checks (the suite fails otherwise): the reader probes are attached in the
+# enabled and engaged runs (the read-lock loop makes one reader_owned call per
+# iteration) and detached in the on-demand runs (it makes none).
 runs=5
 benches="mutex:20000 pingpong:5000 pagefault:20000 readlock:2000000 futexwake:50000 futexpp:5000 futexpp-hint:5000"
 mixed_benches="mutex:60000 pingpong:15000 pagefault:15000 readlock:600000 futexpp:15000"
@@ -83,11 +87,17 @@ engage() {
 disengage() {
 	sp-ctl set probe_linger_ns=1000000000 || exit 1
 }
+# Readers recorded while a critical thread is registered (SP_PROBES_READERS = 2).
 for i in $(seq $runs); do
 	sp-ctl enable 1
-	attached 0
+	attached 2
 	run_all on
 	run_mixed on
+	sp-ctl set readers_while_critical=0 || exit 1
+	attached 0
+	run_all ondemand
+	run_mixed ondemand
+	sp-ctl set readers_while_critical=1 || exit 1
 	engage
 	run_all engaged
 	run_mixed engaged
@@ -110,15 +120,21 @@ count_calls() {
 	done
 }
 sp-ctl enable 1
-attached 0
+attached 2
 count_calls on
+sp-ctl set readers_while_critical=0 || exit 1
+attached 0
+count_calls ondemand
+sp-ctl set readers_while_critical=1 || exit 1
 engage
 count_calls engaged
 disengage
 sp-ctl enable 0
 kill $crit
 fails=0
-grep -q '^reader_' /tmp/ov.calls.on.readlock && { echo "FAIL: reader probes ran while detached"; fails=1; }
+grep -q '^reader_' /tmp/ov.calls.ondemand.readlock && { echo "FAIL: reader probes ran while detached"; fails=1; }
+awk '$1 == "reader_owned" && $2 >= 0.99 { ok = 1 } END { exit !ok }' /tmp/ov.calls.on.readlock ||
+	{ echo "FAIL: no reader_owned call per read lock while a critical thread is registered"; fails=1; }
 awk '$1 == "reader_owned" && $2 >= 0.99 { ok = 1 } END { exit !ok }' /tmp/ov.calls.engaged.readlock ||
 	{ echo "FAIL: no reader_owned call per read lock while engaged"; fails=1; }
 missed=""
@@ -126,18 +142,20 @@ for b in $benches mixed:0; do
 	n=${b%%:*}
 	key=$(echo "$n" | tr '-' '_')
 	bm=$(med < "/tmp/ov.base.$n"); om=$(med < "/tmp/ov.on.$n"); fm=$(med < "/tmp/ov.off.$n")
-	em=$(med < "/tmp/ov.engaged.$n")
-	r=$(ratio $om $bm); re=$(ratio $em $bm)
+	em=$(med < "/tmp/ov.engaged.$n"); dm=$(med < "/tmp/ov.ondemand.$n")
+	r=$(ratio $om $bm); re=$(ratio $em $bm); rd=$(ratio $dm $bm)
 	unit=ns; [ "$n" = mixed ] && unit="busy ticks"
-	echo "$n ($unit): not loaded [$(tr '\n' ' ' < /tmp/ov.base.$n)] enabled [$(tr '\n' ' ' < /tmp/ov.on.$n)] engaged [$(tr '\n' ' ' < /tmp/ov.engaged.$n)] disabled [$(tr '\n' ' ' < /tmp/ov.off.$n)]"
-	echo "  median ratio enabled / not loaded $r, engaged / not loaded $re, enabled / disabled $(ratio $om $fm)"
+	echo "$n ($unit): not loaded [$(tr '\n' ' ' < /tmp/ov.base.$n)] enabled [$(tr '\n' ' ' < /tmp/ov.on.$n)] on demand [$(tr '\n' ' ' < /tmp/ov.ondemand.$n)] engaged [$(tr '\n' ' ' < /tmp/ov.engaged.$n)] disabled [$(tr '\n' ' ' < /tmp/ov.off.$n)]"
+	echo "  median ratio enabled / not loaded $r, on demand / not loaded $rd, engaged / not loaded $re, enabled / disabled $(ratio $om $fm)"
 	if [ "$n" = mixed ]; then
 		cat >> "$SPTEST_METRICS" <<M
 system_cpu_ticks_not_loaded $bm
 system_cpu_ticks_enabled $om
+system_cpu_ticks_ondemand $dm
 system_cpu_ticks_engaged $em
 system_cpu_ticks_disabled $fm
 system_cpu_ratio $r
+system_cpu_ratio_ondemand $rd
 system_cpu_ratio_engaged $re
 system_cpu_ratio_vs_disabled $(ratio $om $fm)
 M
@@ -146,17 +164,19 @@ M
 	cat >> "$SPTEST_METRICS" <<M
 ${key}_ns_not_loaded $bm
 ${key}_ns_enabled $om
+${key}_ns_ondemand $dm
 ${key}_ns_engaged $em
 ${key}_ns_disabled $fm
 ${key}_ratio $r
+${key}_ratio_ondemand $rd
 ${key}_ratio_engaged $re
 ${key}_ratio_vs_disabled $(ratio $om $fm)
 M
 	# Calls per iteration of each probe in each state, and, engaged, what one call
 	# costs on average: the instructions the module adds per iteration over all
 	# its probe calls.
-	for st in on engaged; do
-		f=/tmp/ov.calls.$st.$n sfx=; [ $st = engaged ] && sfx=_engaged
+	for st in on ondemand engaged; do
+		f=/tmp/ov.calls.$st.$n sfx=; [ $st = on ] || sfx=_$st
 		per=$(awk '{ printf "%s%s:%s", sep, $1, $2; sep = " " }' "$f")
 		tot=$(awk '{ t += $2 } END { printf "%.2f", t }' "$f")
 		echo "  probe calls per iteration, $st: ${per:-none} (total $tot)"
@@ -175,9 +195,11 @@ M
 	*) continue ;;
 	esac
 	awk -v r="$r" -v g="$goal" 'BEGIN { exit !(r > g) }' && missed="$missed $n"
+	awk -v r="$rd" -v g="$goal" 'BEGIN { exit !(r > g) }' && missed_d="$missed_d $n"
 	awk -v r="$re" -v g="$goal" 'BEGIN { exit !(r > g) }' && missed_e="$missed_e $n"
 done
 echo "goals_missed ${missed:-none}" | sed 's/missed  */missed /' >> "$SPTEST_METRICS"
+echo "goals_missed_ondemand ${missed_d:-none}" | sed 's/ondemand  */ondemand /' >> "$SPTEST_METRICS"
 echo "goals_missed_engaged ${missed_e:-none}" | sed 's/engaged  */engaged /' >> "$SPTEST_METRICS"
-echo "goals (<= 1.02 mutex, page fault, read lock; <= 1.05 ping-pong) missed by:${missed:- none}; engaged:${missed_e:- none}"
+echo "goals (<= 1.02 mutex, page fault, read lock; <= 1.05 ping-pong) missed by:${missed:- none}; on demand:${missed_d:- none}; engaged:${missed_e:- none}"
 exit $fails
