@@ -2,6 +2,8 @@
 # (8) than the tracking bound (max_readers, default 4). Reports how many
 # readers were fast-tracked per wait, how many went untracked, and the wait
 # distribution off vs on. Informational: passes if it ran and boosted readers.
+# Each mode starts once every reader has left and re-entered after the
+# critical thread registered: SuperPass cannot learn readers that entered before.
 # off_n10 / on_n10 run the same with the critical thread at nice -10, as Android runs
 # the UI thread and RenderThread (metrics off_n10_*, on_n10_*; the plain modes keep nice 0).
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)

@@ -3,6 +3,8 @@
 # the tracked readers are refilled from the recorded ones as they leave), and
 # 4 nice-0 hogs, SuperPass off / on; on must cut the p99.9 wait by >= 72%
 # against off, over >= 1000 waits per mode (sp-follow.c).
+# Each mode starts after two storms past the registration (earlier readers are
+# unknown to SuperPass: an rwsem names only its last reader).
 # off_n10 / on_n10 run the same with the critical thread at nice -10, as Android runs
 # the UI thread and RenderThread (metrics off_n10_*, on_n10_*; the plain modes keep nice 0).
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
