@@ -978,7 +978,10 @@ impl Request {
     pub fn changes_probes(&self) -> bool {
         matches!(
             self,
-            Self::SetCritical(_) | Self::AddCritical(_) | Self::SetEnabled(_) | Self::SetTunables(_)
+            Self::SetCritical(_)
+                | Self::AddCritical(_)
+                | Self::SetEnabled(_)
+                | Self::SetTunables(_)
         )
     }
 
