@@ -56,160 +56,158 @@ pub struct TunableDesc {
     pub doc: &'static str,
 }
 
-/// The number of tunables.
-pub const NUM_TUNABLES: usize = 14;
+/// Declares the tunables once, in ABI order: their table ([`TUNABLES`], [`NUM_TUNABLES`]),
+/// the [`Tunables`] struct, its defaults and its conversions to and from the ABI's array.
+macro_rules! tunables {
+    ($($field:ident: $ty:ty = {
+        default: $default:expr,
+        min: $min:expr,
+        max: $max:expr,
+        unit: $unit:literal,
+        doc: $doc:literal $(,)?
+    }),* $(,)?) => {
+        /// The number of tunables.
+        pub const NUM_TUNABLES: usize = [$(stringify!($field)),*].len();
 
-/// Every tunable in ABI order (the order of [`Tunables::to_array`]).
-pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [
-    TunableDesc {
-        name: "max_critical",
+        /// Every tunable in ABI order (the order of [`Tunables::to_array`]).
+        pub const TUNABLES: [TunableDesc; NUM_TUNABLES] = [$(TunableDesc {
+            name: stringify!($field),
+            default: $default,
+            min: $min,
+            max: $max,
+            unit: $unit,
+            doc: $doc,
+        }),*];
+
+        /// The effective bounds of a running engine.
+        ///
+        /// # Invariants
+        ///
+        /// A `Tunables` held by an engine always passes [`Tunables::validate`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Tunables {
+            $(
+                #[doc = concat!("See [`TUNABLES`]: `", stringify!($field), "`.")]
+                pub $field: $ty,
+            )*
+        }
+
+        impl Tunables {
+            /// The documented defaults.
+            pub const DEFAULT: Self = Self { $($field: $default as $ty),* };
+
+            const fn from_array_unchecked(v: &[u64; NUM_TUNABLES]) -> Self {
+                let [$($field),*] = *v;
+                Self { $($field: $field as $ty),* }
+            }
+
+            /// The values in [`TUNABLES`] order.
+            pub const fn to_array(&self) -> [u64; NUM_TUNABLES] {
+                [$(self.$field as u64),*]
+            }
+        }
+    };
+}
+
+tunables! {
+    max_critical: u32 = {
         default: 32,
         min: 1,
         max: MAX_CRITICAL as u64,
         unit: "threads",
         doc: "How many threads may be registered as critical at once.",
     },
-    TunableDesc {
-        name: "max_depth",
+    max_depth: u32 = {
         default: 3,
         min: 1,
         max: MAX_DEPTH as u64,
         unit: "links",
         doc: "How deep a chain of blockers is followed (1 = direct blockers only).",
     },
-    TunableDesc {
-        name: "max_readers",
+    max_readers: u32 = {
         default: 4,
         min: 0,
         max: MAX_READERS as u64,
         unit: "readers",
         doc: "How many concurrent readers are tracked per rwsem; further readers are counted as missed.",
     },
-    TunableDesc {
-        name: "lock_slots",
+    lock_slots: u32 = {
         default: 64,
         min: LOCK_WAYS as u64,
         max: MAX_LOCK_SLOTS as u64,
         unit: "locks",
         doc: "How many locks are tracked at once (a multiple of 8); changing it clears the table.",
     },
-    TunableDesc {
-        name: "max_grants",
+    max_grants: u32 = {
         default: 32,
         min: 1,
         max: MAX_GRANTS as u64,
         unit: "grants",
         doc: "How many (blocker, waiter) grants may be live at once.",
     },
-    TunableDesc {
-        name: "queue_cap",
+    queue_cap: u32 = {
         default: 8,
         min: 1,
         max: MAX_QUEUE as u64,
         unit: "tasks",
         doc: "How many fast-tracked tasks each CPU queues; more are left to the stock scheduler.",
     },
-    TunableDesc {
-        name: "slice_ns",
+    slice_ns: u64 = {
         default: 2_000_000,
         min: 100_000,
         max: 20_000_000,
         unit: "ns",
         doc: "How long a fast-tracked task runs before the next fast-tracked task on its CPU gets a turn.",
     },
-    TunableDesc {
-        name: "budget_ns",
+    budget_ns: u64 = {
         default: 8_000_000,
         min: 500_000,
         max: 100_000_000,
         unit: "ns",
         doc: "How much fast-tracked CPU time a boosted task gets before its grants are revoked (it may be granted again a throttle window later).",
     },
-    TunableDesc {
-        name: "throttle_window_ns",
+    throttle_window_ns: u64 = {
         default: 100_000_000,
         min: 10_000_000,
         max: 1_000_000_000,
         unit: "ns",
         doc: "The window over which each CPU's fast-track share is measured.",
     },
-    TunableDesc {
-        name: "throttle_max_pct",
+    throttle_max_pct: u32 = {
         default: 50,
         min: 1,
         max: 100,
         unit: "%",
         doc: "The largest share of a window a CPU may spend running fast-tracked tasks.",
     },
-    TunableDesc {
-        name: "probe_linger_ns",
+    probe_linger_ns: u64 = {
         default: 1_000_000_000,
         min: 10_000_000,
         max: 600_000_000_000,
         unit: "ns",
         doc: "How long the probes of every lock operation (mutex and rwsem owners, rwsem readers) stay attached after the last tracked wait or boost that needed them; each attach and detach patches kernel text, so this also bounds how often that happens.",
     },
-    TunableDesc {
-        name: "boost_uclamp_min",
+    boost_uclamp_min: u32 = {
         default: 1024,
         min: 0,
         max: 1024,
         unit: "capacity",
         doc: "The uclamp.min a boosted task gets while its grant lasts, on a kernel with uclamp (0: none); it applies from the task's next enqueue.",
     },
-    TunableDesc {
-        name: "wake_slice_ns",
+    wake_slice_ns: u64 = {
         default: 1_000_000,
         min: 0,
         max: 20_000_000,
         unit: "ns",
         doc: "How long a critical thread that a release woke out of a tracked wait may run on the fast track (its wake turn) before the turn ends; the turn ends sooner when its retry takes the lock or sleeps again, and counts against the budget and the CPU's share. It also bounds how long a releaser keeps its grant while its wake is in flight (0: no wake turns, and a releaser's grant ends with its release).",
     },
-    TunableDesc {
-        name: "readers_while_critical",
+    readers_while_critical: u32 = {
         default: 1,
         min: 0,
         max: 1,
         unit: "flag",
         doc: "1: the rwsem reader probes stay attached while any critical thread is registered, so a critical writer's first wait of a contention episode sees the readers that entered before it; 0: only while a tracked rwsem wait needs them (and probe_linger_ns after), which spares every down_read and page fault their cost while nothing contends, but misses readers that entered before the episode's first wait.",
     },
-];
-
-/// The effective bounds of a running engine.
-///
-/// # Invariants
-///
-/// A `Tunables` held by an engine always passes [`Tunables::validate`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tunables {
-    /// See [`TUNABLES`]: `max_critical`.
-    pub max_critical: u32,
-    /// See [`TUNABLES`]: `max_depth`.
-    pub max_depth: u32,
-    /// See [`TUNABLES`]: `max_readers`.
-    pub max_readers: u32,
-    /// See [`TUNABLES`]: `lock_slots`.
-    pub lock_slots: u32,
-    /// See [`TUNABLES`]: `max_grants`.
-    pub max_grants: u32,
-    /// See [`TUNABLES`]: `queue_cap`.
-    pub queue_cap: u32,
-    /// See [`TUNABLES`]: `slice_ns`.
-    pub slice_ns: u64,
-    /// See [`TUNABLES`]: `budget_ns`.
-    pub budget_ns: u64,
-    /// See [`TUNABLES`]: `throttle_window_ns`.
-    pub throttle_window_ns: u64,
-    /// See [`TUNABLES`]: `throttle_max_pct`.
-    pub throttle_max_pct: u32,
-    /// See [`TUNABLES`]: `probe_linger_ns`.
-    pub probe_linger_ns: u64,
-    /// See [`TUNABLES`]: `boost_uclamp_min`.
-    pub boost_uclamp_min: u32,
-    /// See [`TUNABLES`]: `wake_slice_ns`.
-    pub wake_slice_ns: u64,
-    /// See [`TUNABLES`]: `readers_while_critical`.
-    pub readers_while_critical: u32,
 }
 
 impl Default for Tunables {
@@ -219,63 +217,6 @@ impl Default for Tunables {
 }
 
 impl Tunables {
-    /// The documented defaults.
-    pub const DEFAULT: Self = Self::from_array_unchecked(&[
-        TUNABLES[0].default,
-        TUNABLES[1].default,
-        TUNABLES[2].default,
-        TUNABLES[3].default,
-        TUNABLES[4].default,
-        TUNABLES[5].default,
-        TUNABLES[6].default,
-        TUNABLES[7].default,
-        TUNABLES[8].default,
-        TUNABLES[9].default,
-        TUNABLES[10].default,
-        TUNABLES[11].default,
-        TUNABLES[12].default,
-        TUNABLES[13].default,
-    ]);
-
-    const fn from_array_unchecked(v: &[u64; NUM_TUNABLES]) -> Self {
-        Self {
-            max_critical: v[0] as u32,
-            max_depth: v[1] as u32,
-            max_readers: v[2] as u32,
-            lock_slots: v[3] as u32,
-            max_grants: v[4] as u32,
-            queue_cap: v[5] as u32,
-            slice_ns: v[6],
-            budget_ns: v[7],
-            throttle_window_ns: v[8],
-            throttle_max_pct: v[9] as u32,
-            probe_linger_ns: v[10],
-            boost_uclamp_min: v[11] as u32,
-            wake_slice_ns: v[12],
-            readers_while_critical: v[13] as u32,
-        }
-    }
-
-    /// The values in [`TUNABLES`] order.
-    pub const fn to_array(&self) -> [u64; NUM_TUNABLES] {
-        [
-            self.max_critical as u64,
-            self.max_depth as u64,
-            self.max_readers as u64,
-            self.lock_slots as u64,
-            self.max_grants as u64,
-            self.queue_cap as u64,
-            self.slice_ns,
-            self.budget_ns,
-            self.throttle_window_ns,
-            self.throttle_max_pct as u64,
-            self.probe_linger_ns,
-            self.boost_uclamp_min as u64,
-            self.wake_slice_ns,
-            self.readers_while_critical as u64,
-        ]
-    }
-
     /// Builds tunables from values in [`TUNABLES`] order, validating every one.
     pub fn from_array(v: &[u64; NUM_TUNABLES]) -> Result<Self, AbiError> {
         for (d, &x) in TUNABLES.iter().zip(v.iter()) {
