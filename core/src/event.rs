@@ -6,7 +6,8 @@
 //! at the points where those hooks would fire. Both hand them to [`Engine::handle`], so the two
 //! cannot drive the policy differently.
 
-use super::engine::{Boosted, Engine, Observer};
+use super::engine::{Boosted, Engine};
+use super::observer::Observer;
 use super::{futex_wait_lock, Cpu, LockId, LockKind, Nanos, Tid};
 
 /// Something a platform observed, in the terms of the kernel hooks that report it.

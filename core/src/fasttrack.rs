@@ -11,8 +11,8 @@
 //! the fast track, after which it falls back to the stock scheduler until the window ends.
 //! Every answer is computed in time bounded by the table sizes in [`super::tunables`].
 
-use super::engine::Observer;
 use super::filter::{lane_bit, TidFilter};
+use super::observer::Observer;
 use super::stats::Stats;
 use super::tunables::{Tunables, MAX_GRANTS, MAX_QUEUE};
 use super::{Cpu, LockId, Nanos, Tid, MAX_CPUS};
@@ -390,10 +390,10 @@ impl FastTrack {
 
 /// Runs `f` with a context of default tunables (for the fast track's unit tests).
 #[cfg(test)]
-fn with_cx<R>(f: impl FnOnce(&mut Cx<'_, super::engine::NoObserver>) -> R) -> R {
+fn with_cx<R>(f: impl FnOnce(&mut Cx<'_, super::observer::NoObserver>) -> R) -> R {
     let t = Tunables::default();
     let mut st = Stats::default();
-    let mut obs = super::engine::NoObserver;
+    let mut obs = super::observer::NoObserver;
     f(&mut Cx {
         t: &t,
         st: &mut st,
@@ -403,7 +403,7 @@ fn with_cx<R>(f: impl FnOnce(&mut Cx<'_, super::engine::NoObserver>) -> R) -> R 
 
 #[cfg(test)]
 mod tests {
-    use super::super::engine::{NoObserver, RevokeReason};
+    use super::super::observer::{NoObserver, RevokeReason};
     use super::*;
 
     fn link(blocker: Tid, via: Tid) -> Link {

@@ -43,13 +43,15 @@ pub mod engine;
 pub mod event;
 pub mod fasttrack;
 pub mod filter;
+pub mod observer;
 pub mod probes;
 pub mod stats;
 pub mod tunables;
 pub mod wakes;
 
-pub use engine::{Boosted, Engine, NoObserver, Observer, RevokeReason};
+pub use engine::{Boosted, Engine};
 pub use event::{Answer, Event};
+pub use observer::{NoObserver, Observer, RevokeReason};
 
 /// A kernel thread id (`pid_t`); values `<= 0` never name a task.
 pub type Tid = i32;

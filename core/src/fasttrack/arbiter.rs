@@ -2,7 +2,7 @@
 //! scheduler's questions (enqueue, dequeue, pick, preempt, tick); where a waking blocker goes is
 //! in `placement.rs`.
 
-use super::super::engine::{Observer, RevokeReason};
+use super::super::observer::{Observer, RevokeReason};
 use super::super::stats::{Counter, Stats};
 use super::super::tunables::Tunables;
 use super::super::{Cpu, Nanos, Tid};

@@ -1,6 +1,6 @@
 //! Grants and boosts: making a grant, ending grants, and collapsing chains whose links ended.
 
-use super::super::engine::{Observer, RevokeReason};
+use super::super::observer::{Observer, RevokeReason};
 use super::super::stats::{Counter, Stats};
 use super::super::tunables::{Tunables, MAX_GRANTS};
 use super::super::{LockId, Nanos, Tid, MAX_CPUS};

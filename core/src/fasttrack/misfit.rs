@@ -73,7 +73,7 @@ impl FastTrack {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::engine::RevokeReason;
+    use super::super::super::observer::RevokeReason;
     use super::super::{with_cx, Link};
     use super::*;
 

@@ -9,7 +9,7 @@
 //! would place a task that does not fit a small core (kernel/sched/fair.c, `select_idle_capacity`);
 //! among equals the task's previous CPU, for its cache.
 
-use super::super::engine::Observer;
+use super::super::observer::Observer;
 use super::super::stats::Counter;
 use super::super::{Cpu, Tid, MAX_CPUS};
 use super::{Cx, FastTrack};

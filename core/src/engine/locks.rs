@@ -1,0 +1,604 @@
+//! Lock events: waits starting and ending, holders changing, wakes, exits.
+
+use super::*;
+
+impl<O: Observer> Engine<O> {
+    /// `waiter` starts waiting for `lock`; names its blockers and boosts them.
+    ///
+    /// `owner` is the owner the platform can see directly (mutex owner, rwsem writer), if any.
+    /// Returns the tasks that became boosted, which the platform should locate with
+    /// [`Engine::enqueue`] if they already sit on a runqueue.
+    #[inline]
+    pub fn wait_start(
+        &mut self,
+        now: Nanos,
+        waiter: Tid,
+        lock: LockId,
+        kind: LockKind,
+        owner: Option<Tid>,
+    ) -> Boosted {
+        let mut out = Boosted::default();
+        if self.enabled && (self.critical_filter.may_contain(waiter) || self.ft.is_boosted(waiter))
+        {
+            match owner {
+                // A mutex or futex whose one owner the platform named: the common case.
+                Some(o) if o > 0 && o != waiter && kind.exclusive() => {
+                    // The common answer comes back in a register, not through memory.
+                    let one = self.wait_start_owner(now, &mut out, waiter, lock, kind, o);
+                    if one > 0 {
+                        return Boosted(Named::One(one));
+                    }
+                }
+                _ => self.wait_start_any(now, waiter, lock, kind, owner, &mut out),
+            }
+        }
+        out
+    }
+
+    /// [`Engine::wait_start`] on a mutex or futex owned by `owner` (not the waiter).
+    ///
+    /// Returns `owner` if it is the one task the wait boosted (the common case), else 0 with
+    /// the answer in `out`.
+    ///
+    /// `out` comes before the wait's own arguments: in this order the fast path keeps them all
+    /// in registers but `owner`, the seventh, which it reads from the stack once (with `out`
+    /// last, the lock id was spilled and reloaded).
+    #[inline(never)]
+    pub(super) fn wait_start_owner(
+        &mut self,
+        now: Nanos,
+        out: &mut Boosted,
+        waiter: Tid,
+        lock: LockId,
+        kind: LockKind,
+        owner: Tid,
+    ) -> Tid {
+        // The common case: a critical waiter and an owner not boosted yet. Every way that can
+        // go otherwise is ruled out before anything changes, so each one leaves the whole wait
+        // to the general path, and what is left cannot fail (`fresh_slots` rules out a
+        // `max_depth` that allows no grant).
+        if self.critical.contains(waiter) {
+            if let Some(j) = self.detector.free_wait_slot(waiter) {
+                if let Some(slots) = self.ft.fresh_slots(owner) {
+                    self.wait_start_owned(now, waiter, lock, kind, owner, j, slots);
+                    return owner;
+                }
+            }
+        }
+        self.wait_start_any(now, waiter, lock, kind, Some(owner), out);
+        0
+    }
+
+    /// What [`Engine::wait_start_any`] does, in the same order, when critical `waiter` waits on
+    /// `lock` (the wait to go in wait slot `j.0`, making `hi` `j.1`) held by `owner`, who is not
+    /// boosted and gets grant and boost slots `slots`.
+    #[inline(always)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the fast path's precomputed slots"
+    )]
+    pub(super) fn wait_start_owned(
+        &mut self,
+        now: Nanos,
+        waiter: Tid,
+        lock: LockId,
+        kind: LockKind,
+        owner: Tid,
+        j: (usize, usize),
+        slots: (usize, usize),
+    ) {
+        // Counted together, ahead of the records: `BlockersFound` sits next to `Grants`, and
+        // bumped in the same block the two are merged into a vector add of more instructions.
+        self.stats.bump(Counter::CriticalWaits);
+        self.stats.bump(Counter::BlockersFound);
+        let w = Wait {
+            waiter,
+            lock,
+            kind,
+            start: now,
+            root: waiter,
+            depth: 0,
+            woken: false,
+        };
+        self.detector
+            .wait_start_owned(now, j, w, owner, &mut self.stats);
+        self.obs.block(now, waiter, owner, lock, kind);
+        let link = Link {
+            blocker: owner,
+            via: waiter,
+            root: waiter,
+            lock,
+            depth: 1,
+        };
+        self.ft.grant_fresh(now, slots, link, cx!(self));
+    }
+
+    /// [`Engine::wait_start`] for any waiter, lock kind and owner.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn wait_start_any(
+        &mut self,
+        now: Nanos,
+        waiter: Tid,
+        lock: LockId,
+        kind: LockKind,
+        owner: Option<Tid>,
+        out: &mut Boosted,
+    ) {
+        let (root, depth) = if self.critical.contains(waiter) {
+            self.stats.bump(Counter::CriticalWaits);
+            (waiter, 0)
+        } else if let Some((d, r)) = self.ft.chain_of(waiter) {
+            self.stats.bump(Counter::ChainWaits);
+            (r, d)
+        } else {
+            return;
+        };
+        let w = Wait {
+            waiter,
+            lock,
+            kind,
+            start: now,
+            root,
+            depth,
+            woken: false,
+        };
+        self.grant_blockers(now, w, owner, true, out);
+    }
+
+    /// Records wait `w` (replacing its waiter's old record) and grants the blockers the lock
+    /// table and `owner` name for it; `fresh` for a new wait, false for one that resumes.
+    pub(super) fn grant_blockers(
+        &mut self,
+        now: Nanos,
+        w: Wait,
+        owner: Option<Tid>,
+        fresh: bool,
+        out: &mut Boosted,
+    ) {
+        let Wait {
+            waiter,
+            lock,
+            kind,
+            root,
+            depth,
+            ..
+        } = w;
+        out.0 = Named::List(Blockers::default());
+        let Named::List(blockers) = &mut out.0 else {
+            return;
+        };
+        self.detector
+            .wait_start_into(now, w, owner, &mut self.stats, blockers);
+        if blockers.as_slice().is_empty() {
+            if depth == 0 && fresh {
+                self.stats.bump(Counter::NoBlockerKnown);
+            }
+            out.0 = Named::Nothing;
+            return;
+        }
+        // What is left of the blockers is the newly boosted ones.
+        blockers.retain(|b| {
+            self.stats.bump(Counter::BlockersFound);
+            self.obs.block(now, waiter, b, lock, kind);
+            if depth + 1 > self.tun.max_depth {
+                self.stats.bump(Counter::MissedDepth);
+                return false;
+            }
+            if b == root {
+                // The chain came back to the critical thread itself: boosting it is pointless.
+                return false;
+            }
+            let link = Link {
+                blocker: b,
+                via: waiter,
+                root,
+                lock,
+                depth: depth + 1,
+            };
+            self.ft.grant(now, link, cx!(self)) == GrantOutcome::Boosted
+        });
+        if blockers.as_slice().is_empty() {
+            out.0 = Named::Nothing;
+        }
+    }
+
+    /// `waiter` stopped waiting for `lock`, with it or without it: either way it no longer
+    /// waits, and what follows (an acquire) is reported on its own.
+    #[inline]
+    pub fn wait_finish(&mut self, now: Nanos, waiter: Tid, lock: LockId) {
+        if !self.enabled {
+            return;
+        }
+        if !self.interesting(waiter) {
+            // Its boost ended while it waited: the record would otherwise pin a wait slot and
+            // its lock's slot until the task exits (unregistering ends a critical wait).
+            if self.detector.may_wait(waiter) {
+                self.end_forgotten_wait(waiter);
+            }
+            return;
+        }
+        if self.ft.may_be_boosted(waiter) {
+            self.end_handoff(now, waiter, lock);
+        }
+        if !self.wakes.is_empty() {
+            self.settle_wakes(now, |w| w.woken == waiter);
+        }
+        let Some(w) = self.detector.wait_finish(waiter) else {
+            return;
+        };
+        if w.lock != lock {
+            // A wait on another lock the platform never finished: that one is over too.
+            self.stats.bump(Counter::StaleWaits);
+        }
+        if w.depth == 0 {
+            self.stats.blocking.record(now.saturating_sub(w.start));
+            self.stats
+                .add(Counter::BlockedNs, now.saturating_sub(w.start));
+            self.ft
+                .revoke_root(now, waiter, RevokeReason::WaiterDone, cx!(self));
+        } else {
+            self.ft.revoke(
+                now,
+                RevokeReason::WaiterDone,
+                |g| g.via == waiter && g.lock == w.lock,
+                cx!(self),
+            );
+        }
+    }
+
+    #[cold]
+    pub(super) fn end_forgotten_wait(&mut self, waiter: Tid) {
+        self.detector.wait_finish(waiter);
+    }
+
+    /// Ends the grants a woken waiter got for `lock` once its wait is over, unless it holds the
+    /// lock by now: an acquire reported after the wait (the mutex order) grants it again.
+    #[cold]
+    pub(super) fn end_handoff(&mut self, now: Nanos, waiter: Tid, lock: LockId) {
+        // A woken critical waiter's wait is over, and with it the turn it had for its retry.
+        self.ft
+            .end_turn(now, waiter, RevokeReason::WaiterDone, cx!(self));
+        if self.ft.is_boosted(waiter) && !self.detector.holds(lock, waiter) {
+            self.ft.revoke_held(now, waiter, lock, cx!(self));
+        }
+    }
+
+    /// `tid` now owns `lock` (mutex, futex, or rwsem as writer).
+    ///
+    /// The tracked waits on `lock` follow it: `tid` blocks them now and is granted; a previous
+    /// owner's grants for `lock` end. Returns the task this boosted, if any.
+    #[inline]
+    pub fn owner_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Boosted {
+        let mut out = Boosted::default();
+        if self.enabled {
+            if let Some(old) = self.detector.owner_acquired(now, lock, tid) {
+                self.follow_owner(now, lock, tid, old, &mut out);
+            }
+        }
+        out
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn follow_owner(
+        &mut self,
+        now: Nanos,
+        lock: LockId,
+        tid: Tid,
+        old: Tid,
+        out: &mut Boosted,
+    ) {
+        if old > 0 && old != tid && self.ft.is_boosted(old) {
+            // Taken over without a release we saw: the old owner no longer blocks anyone here.
+            self.ft.revoke_held(now, old, lock, cx!(self));
+        }
+        self.follow(now, lock, tid, Counter::FollowGrants, |_| true, out);
+    }
+
+    /// Grants `blocker`, which now holds (or is about to take) `lock`, to every tracked wait on
+    /// `lock` that `blocks` accepts, within the usual bounds. Sets `out` if it boosted `blocker`.
+    pub(super) fn follow(
+        &mut self,
+        now: Nanos,
+        lock: LockId,
+        blocker: Tid,
+        why: Counter,
+        blocks: impl Fn(&Wait) -> bool,
+        out: &mut Boosted,
+    ) {
+        let mut boosted = false;
+        for j in 0..self.detector.wait_end() {
+            let Some(w) = self.detector.wait_at(j) else {
+                continue;
+            };
+            if w.lock != lock || w.waiter == blocker || !blocks(&w) {
+                continue;
+            }
+            if w.woken {
+                // The waiter runs next and retries; boosting a holder that took the lock
+                // meanwhile would keep it off its CPU. It is granted if the waiter sleeps again.
+                self.stats.bump(Counter::DeferredGrants);
+                continue;
+            }
+            // Only a wait that still matters, on behalf of the root it matters for now: a chain
+            // link's boost may since hang from another critical thread, or from none.
+            let (root, depth) = if w.depth == 0 {
+                if !self.is_critical(w.waiter) {
+                    continue;
+                }
+                (w.waiter, 0)
+            } else {
+                match self.ft.chain_of(w.waiter) {
+                    Some((d, r)) => (r, d),
+                    None => continue,
+                }
+            };
+            if root == blocker {
+                continue;
+            }
+            self.obs.block(now, w.waiter, blocker, lock, w.kind);
+            if depth + 1 > self.tun.max_depth {
+                self.stats.bump(Counter::MissedDepth);
+                continue;
+            }
+            let link = Link {
+                blocker,
+                via: w.waiter,
+                root,
+                lock,
+                depth: depth + 1,
+            };
+            match self.ft.grant(now, link, cx!(self)) {
+                GrantOutcome::Boosted => {
+                    self.stats.bump(why);
+                    boosted = true;
+                }
+                GrantOutcome::Added => self.stats.bump(why),
+                GrantOutcome::Exists | GrantOutcome::Missed => {}
+            }
+        }
+        if boosted {
+            out.0 = Named::One(blocker);
+        }
+    }
+
+    /// `tid` released `lock` as its owner; grants it held for that lock end.
+    #[inline]
+    pub fn owner_released(&mut self, now: Nanos, lock: LockId, tid: Tid) {
+        if !self.enabled {
+            return;
+        }
+        self.detector.owner_released(now, lock, tid);
+        if self.ft.is_boosted(tid) {
+            self.ft.revoke_held(now, tid, lock, cx!(self));
+        }
+    }
+
+    /// `tid` took `lock` for reading (a writer doing so downgrades).
+    ///
+    /// A tracked reader of a lock that tracked waits are on, with no writer, blocks them and is
+    /// granted. Returns the task this boosted, if any.
+    #[inline]
+    pub fn reader_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Boosted {
+        let mut out = Boosted::default();
+        if self.enabled
+            && self
+                .detector
+                .reader_acquired(now, lock, tid, &self.tun, &mut self.stats)
+        {
+            self.follow_reader(now, lock, tid, &mut out);
+        }
+        out
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn follow_reader(&mut self, now: Nanos, lock: LockId, tid: Tid, out: &mut Boosted) {
+        let rwsem = |w: &Wait| matches!(w.kind, LockKind::RwsemRead | LockKind::RwsemWrite);
+        self.follow(now, lock, tid, Counter::FollowGrants, rwsem, out);
+    }
+
+    /// `tid` released a read hold of `lock`; grants it held for that lock end.
+    ///
+    /// A recorded reader that takes its tracked place is granted if it blocks tracked waits.
+    /// Returns the task this boosted, if any.
+    #[inline]
+    pub fn reader_released(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Boosted {
+        let mut out = Boosted::default();
+        if !self.enabled {
+            return out;
+        }
+        let promoted = self
+            .detector
+            .reader_released(now, lock, tid, &mut self.stats);
+        if self.ft.is_boosted(tid) {
+            self.ft.revoke_held(now, tid, lock, cx!(self));
+        }
+        if let Some(p) = promoted {
+            self.follow_reader(now, lock, p, &mut out);
+        }
+        out
+    }
+
+    /// A release of `lock` by `waker` is waking `tid`, a waiter that will take the lock when it
+    /// runs.
+    ///
+    /// `waker` no longer holds `lock` (a futex release is seen only through the wake it makes),
+    /// but it has yet to make `tid` runnable: grants it held for `lock` end once `tid` joins a
+    /// runqueue, or after `wake_slice_ns` (see [`wakes`](super::wakes)). If tracked waits are
+    /// still on `lock`, `tid` is their next blocker and is granted now, not when it finally gets
+    /// the CPU to take the lock. Returns the task this boosted, if any.
+    #[inline]
+    pub fn waiter_woken(&mut self, now: Nanos, lock: LockId, tid: Tid, waker: Tid) -> Boosted {
+        let mut out = Boosted::default();
+        if self.enabled && tid > 0 && self.detector.has_waits_on(lock) {
+            if waker > 0 && self.ft.is_boosted(waker) {
+                let wake = Wake {
+                    woken: tid,
+                    waker,
+                    lock,
+                    since: now,
+                };
+                if self.tun.wake_slice_ns == 0 || !self.wakes.defer(wake) {
+                    self.ft.revoke_held(now, waker, lock, cx!(self));
+                }
+            }
+            if !self.is_critical(tid) {
+                self.follow(now, lock, tid, Counter::HandoffGrants, |_| true, &mut out);
+            } else {
+                self.critical_woken(now, lock, tid, &mut out);
+            }
+        }
+        out
+    }
+
+    /// A release woke critical waiter `tid` of `lock`.
+    ///
+    /// Until it runs and takes the lock or sleeps again, whoever takes the lock meanwhile (a
+    /// running task may, before it) is not granted on its behalf: a boosted holder runs ahead
+    /// of every other task on its CPU, which may be the one the woken waiter is queued on, so
+    /// granting it would keep the waiter from retrying for as long as the holder keeps taking
+    /// the lock.
+    ///
+    /// The waiter itself gets a wake turn: a grant of depth 0, on its own behalf, so that it
+    /// runs ahead of fair tasks (or on an idle CPU) and retries before a running holder can
+    /// take the lock again. Waiting for a CPU here is most of what is left of a helped wait.
+    /// The turn ends with the retry (the wait finishes, or the waiter sleeps again) or after
+    /// `wake_slice_ns` of fast-tracked CPU.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn critical_woken(&mut self, now: Nanos, lock: LockId, tid: Tid, out: &mut Boosted) {
+        if !self.detector.set_woken(tid, lock) || self.tun.wake_slice_ns == 0 {
+            return;
+        }
+        let link = Link {
+            blocker: tid,
+            via: tid,
+            root: tid,
+            lock,
+            depth: 0,
+        };
+        match self.ft.grant(now, link, cx!(self)) {
+            GrantOutcome::Boosted => {
+                self.stats.bump(Counter::WakeGrants);
+                out.0 = Named::One(tid);
+            }
+            GrantOutcome::Added => self.stats.bump(Counter::WakeGrants),
+            GrantOutcome::Exists | GrantOutcome::Missed => {}
+        }
+    }
+
+    /// `tid` left its runqueue to sleep. If it is a woken critical waiter, it retried and lost
+    /// the lock: the lock's holders block it again and are granted.
+    ///
+    /// A platform reports this only for tasks in [`Engine::woken_lanes`]. Returns the tasks
+    /// this boosted, if any.
+    pub fn waiter_slept(&mut self, now: Nanos, tid: Tid) -> Boosted {
+        let mut out = Boosted::default();
+        if !self.enabled || !lanes_may_contain(self.detector.woken_lanes(), tid) {
+            return out;
+        }
+        if let Some(w) = self.detector.take_woken(tid) {
+            // Its retry is over: so is its wake turn.
+            self.ft
+                .end_turn(now, tid, RevokeReason::WaiterDone, cx!(self));
+            if self.is_critical(tid) {
+                self.stats.bump(Counter::ResumedWaits);
+                self.grant_blockers(now, w, None, false, &mut out);
+            }
+        }
+        out
+    }
+
+    /// One bit per woken critical waiter, bit `tid % 64`: whose sleeps a platform reports as
+    /// [`Event::WaiterSlept`](super::event::Event::WaiterSlept).
+    #[inline]
+    pub fn woken_lanes(&self) -> u64 {
+        self.detector.woken_lanes()
+    }
+
+    /// Whether `tid` might be critical or boosted, i.e. whether its waits could matter.
+    ///
+    /// A platform asks before doing costly work for a wait (such as checking a futex owner
+    /// hint); false positives are possible, false negatives are not.
+    #[inline]
+    pub fn may_track(&self, tid: Tid) -> bool {
+        self.enabled && self.interesting(tid)
+    }
+
+    /// `waiter` starts an owner-hinted futex wait naming `owner` (checked by the platform:
+    /// `valid`). Only a tracked thread's hint counts: a critical waiter's or a chain link's.
+    pub fn futex_wait(&mut self, now: Nanos, waiter: Tid, owner: Tid, valid: bool) -> Boosted {
+        if !self.may_track(waiter) {
+            return Boosted::default();
+        }
+        if !valid || owner <= 0 || owner == waiter {
+            self.stats.bump(Counter::FutexHintsRejected);
+            return Boosted::default();
+        }
+        self.stats.bump(Counter::FutexHints);
+        let lock = futex_wait_lock(waiter);
+        self.wait_start(now, waiter, lock, LockKind::Futex, Some(owner))
+    }
+
+    /// `tid` exited: forget it everywhere, so no table names a dead task.
+    pub fn task_exit(&mut self, now: Nanos, tid: Tid) {
+        if !self.wakes.is_empty() {
+            self.settle_wakes(now, |w| w.woken == tid || w.waker == tid);
+        }
+        if self.critical_filter.may_contain(tid) && self.critical.contains(tid) {
+            // A TID can be reused: a dead critical thread must not make its successor critical.
+            let _ = self.remove_critical(now, tid);
+        }
+        if !self.interesting(tid) && self.detector.wait_of(tid).is_none() {
+            return;
+        }
+        self.detector.wait_finish(tid);
+        self.ft.revoke(
+            now,
+            RevokeReason::Exit,
+            |g| g.blocker == tid || g.via == tid || g.root == tid,
+            cx!(self),
+        );
+    }
+
+    /// Ends the wakes in flight that `done` accepts: their releasers' grants for the lock end.
+    #[cold]
+    pub(super) fn settle_wakes(&mut self, now: Nanos, done: impl Fn(&Wake) -> bool) {
+        while let Some(w) = self.wakes.take(&done) {
+            if self.ft.is_boosted(w.waker) {
+                self.ft.revoke_held(now, w.waker, w.lock, cx!(self));
+            }
+        }
+    }
+
+    /// Ends the wakes in flight for longer than `wake_slice_ns`: a woken waiter that is not
+    /// boosted joins a runqueue unseen.
+    pub fn settle_stale_wakes(&mut self, now: Nanos) {
+        if !self.wakes.is_empty() {
+            let slice = self.tun.wake_slice_ns;
+            self.settle_wakes(now, |w| now.saturating_sub(w.since) >= slice);
+        }
+    }
+
+    /// The platform's own view of who holds `lock` (`owner`, 0 for none, and `readers`, oldest
+    /// first), given right before a wait on it starts, by a platform that forwards the lock's
+    /// acquire and release events only while tracked waits are on it (those whose bit is set in
+    /// [`Engine::lock_lanes`]). Ignored while such waits exist: the engine's record is current.
+    pub fn lock_seen(&mut self, now: Nanos, lock: LockId, owner: Tid, readers: &[Tid]) {
+        if self.enabled {
+            self.detector
+                .lock_seen(now, lock, owner, readers, &mut self.stats);
+        }
+    }
+
+    /// A 64-bit summary of the locks tracked waits are on: bit [`lock_lane`]`(lock)` clear
+    /// proves no tracked wait is on `lock`, so its acquire and release events cannot change a
+    /// decision (given [`Engine::lock_seen`] before each new wait). O(live waits).
+    pub fn lock_lanes(&self) -> u64 {
+        self.detector
+            .waits()
+            .fold(0, |m, w| m | 1u64 << lock_lane(w.lock))
+    }
+}

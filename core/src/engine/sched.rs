@@ -1,0 +1,249 @@
+//! Scheduler hooks: enqueue and dequeue, picks, preemption, placement, ticks and regrants.
+
+use super::*;
+
+impl<O: Observer> Engine<O> {
+    /// `tid` joined CPU `cpu`'s runqueue; returns true if that CPU should reschedule now.
+    #[inline]
+    pub fn enqueue(&mut self, now: Nanos, cpu: Cpu, tid: Tid) -> bool {
+        // The filter turns away almost every task; `FastTrack::enqueue` looks up the rest.
+        if !self.ft.may_be_boosted(tid) {
+            return false;
+        }
+        self.enqueue_slow(now, cpu, tid)
+    }
+
+    #[inline(never)]
+    pub(super) fn enqueue_slow(&mut self, now: Nanos, cpu: Cpu, tid: Tid) -> bool {
+        if !self.wakes.is_empty() {
+            self.settle_wakes(now, |w| w.woken == tid);
+        }
+        self.ft.enqueue(now, cpu, tid, cx!(self))
+    }
+
+    /// `tid` left CPU `cpu`'s runqueue.
+    #[inline]
+    pub fn dequeue(&mut self, now: Nanos, cpu: Cpu, tid: Tid) {
+        // As in `enqueue`: `FastTrack::dequeue` looks up what the filter lets through.
+        if self.ft.may_be_boosted(tid) {
+            self.dequeue_slow(now, cpu, tid);
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn dequeue_slow(&mut self, now: Nanos, cpu: Cpu, tid: Tid) {
+        self.ft.dequeue(now, cpu, tid, cx!(self));
+    }
+
+    /// The task CPU `cpu` should run instead of the fair class's choice `fair_next`, if any.
+    #[inline]
+    pub fn pick(&mut self, now: Nanos, cpu: Cpu, fair_next: Tid) -> Option<Tid> {
+        // Most CPUs have no fast-track work: one test and out, before any context is built.
+        if !self.ft.has_work(cpu) {
+            return None;
+        }
+        self.pick_busy(now, cpu, fair_next)
+    }
+
+    #[inline(never)]
+    pub(super) fn pick_busy(&mut self, now: Nanos, cpu: Cpu, fair_next: Tid) -> Option<Tid> {
+        // Only asked when the CPU could take the fast track, so the common pick stays cheap.
+        let (filter, critical) = (&self.critical_filter, &self.critical);
+        let protected = || filter.may_contain(fair_next) && critical.contains(fair_next);
+        self.ft
+            .pick_busy(now, cpu as usize, fair_next, protected, cx!(self))
+    }
+
+    /// Whether waking task `waking` should preempt `curr` on CPU `cpu`.
+    #[inline]
+    pub fn should_preempt(&mut self, now: Nanos, cpu: Cpu, curr: Tid, waking: Tid) -> bool {
+        let (filter, critical) = (&self.critical_filter, &self.critical);
+        let protected = || filter.may_contain(curr) && critical.contains(curr);
+        self.ft
+            .should_preempt(now, cpu, curr, waking, protected, cx!(self))
+    }
+
+    /// Where waking task `tid` should run, if SuperPass has an opinion (an idle CPU): for a
+    /// boosted task, the CPU its critical thread's wait started on ([`Engine::wait_cpu`]), else
+    /// the idle CPUs of the highest capacity (`fasttrack/placement.rs`).
+    #[inline]
+    pub fn select_cpu(
+        &mut self,
+        _now: Nanos,
+        tid: Tid,
+        prev_cpu: Cpu,
+        idle_mask: u64,
+        allowed_mask: u64,
+    ) -> Option<Cpu> {
+        let home = self
+            .ft
+            .chain_of(tid)
+            .and_then(|(_, root)| self.critical.cpu(root));
+        self.ft
+            .select_cpu(tid, prev_cpu, home, idle_mask, allowed_mask, cx!(self))
+    }
+
+    /// Notes that `waiter` starts a lock wait on CPU `cpu`, the CPU a boosted task that blocks
+    /// it goes to first when it wakes; a platform reports it before the wait's own event.
+    /// Nothing happens unless `waiter` is critical.
+    #[inline]
+    pub fn wait_cpu(&mut self, waiter: Tid, cpu: Cpu) {
+        self.critical.set_cpu(waiter, cpu);
+    }
+
+    /// The uclamp.min task `tid` should have now, if SuperPass raises it: `boost_uclamp_min`
+    /// while it is boosted (none when that is 0). A platform with uclamp asks whenever the
+    /// kernel computes the task's effective clamp.
+    #[inline]
+    pub fn uclamp_min(&mut self, tid: Tid) -> Option<u32> {
+        let v = self.tun.boost_uclamp_min;
+        if v == 0 || !self.enabled || !self.ft.is_boosted(tid) {
+            return None;
+        }
+        self.stats.bump(Counter::UclampBoosts);
+        Some(v)
+    }
+
+    /// Whether task `tid` does not fit CPU `cpu` because it is boosted there and `cpu` is not
+    /// one of the fast CPUs (`fasttrack/misfit.rs`); a platform asks where the kernel updates a
+    /// running task's misfit status, so an idle CPU of higher capacity pulls it.
+    #[inline]
+    pub fn misfit(&mut self, tid: Tid, cpu: Cpu) -> bool {
+        if !self.enabled || !self.ft.misfit(tid, cpu) {
+            return false;
+        }
+        self.stats.bump(Counter::MisfitMarks);
+        true
+    }
+
+    /// Whether load balancing may move task `tid` from CPU `src` to CPU `dst`; `running`: it
+    /// is taking the task off the CPU it was running on (an active balance). Not a running
+    /// misfit blocker onto a CPU a critical thread's lock wait started on
+    /// (`fasttrack/misfit.rs`); a queued one, which cannot run where it is, may go anywhere.
+    #[inline]
+    pub fn may_migrate(&mut self, tid: Tid, src: Cpu, dst: Cpu, running: bool) -> bool {
+        if !self.enabled
+            || !running
+            || self
+                .ft
+                .may_migrate(tid, src, dst, self.critical_wait_cpus())
+        {
+            return true;
+        }
+        self.stats.bump(Counter::MigrateVetoes);
+        false
+    }
+
+    /// Of `faster` (the idle CPUs of higher capacity than `cpu` that `tid` may run on), those
+    /// load balancing would move misfit task `tid` to: [`Engine::misfit`] and
+    /// [`Engine::may_migrate`] together, for a platform that balances in one step; `running`
+    /// as for [`Engine::may_migrate`].
+    #[inline]
+    pub fn misfit_targets(&self, tid: Tid, cpu: Cpu, faster: u64, running: bool) -> u64 {
+        if !self.enabled {
+            return 0;
+        }
+        let keep_off = if running {
+            self.critical_wait_cpus()
+        } else {
+            0
+        };
+        self.ft.misfit_targets(tid, cpu, faster, keep_off)
+    }
+
+    /// The CPUs the critical threads' live lock waits started on ([`Engine::wait_cpu`]): one
+    /// pass over the live waits, made only when a misfit blocker may move.
+    pub(super) fn critical_wait_cpus(&self) -> u64 {
+        (0..self.detector.wait_end())
+            .filter_map(|j| self.detector.wait_at(j))
+            .filter(|w| w.depth == 0)
+            .filter_map(|w| self.critical.cpu(w.waiter))
+            .filter(|&c| c < 64)
+            .fold(0, |m, c| m | 1 << c)
+    }
+
+    /// The tick on CPU `cpu` running `curr`; returns true if the CPU should reschedule.
+    #[inline]
+    pub fn tick(&mut self, now: Nanos, cpu: Cpu, curr: Tid) -> bool {
+        if !self.ft.has_work(cpu) {
+            return false;
+        }
+        self.tick_busy(now, cpu, curr)
+    }
+
+    #[inline(never)]
+    pub(super) fn tick_busy(&mut self, now: Nanos, cpu: Cpu, curr: Tid) -> bool {
+        self.ft.tick_busy(now, cpu as usize, curr, cx!(self))
+    }
+
+    /// Whether a budget-revoked task's window has passed at `now` ([`Engine::regrant`] is due):
+    /// one compare, made at every tick.
+    #[inline(always)]
+    pub fn regrant_due(&self, now: Nanos) -> bool {
+        self.ft.regrant_due(now)
+    }
+
+    /// Grants again each budget-revoked task whose window has passed, if it still holds a lock
+    /// (as its owner or a tracked reader) that a tracked wait is on; for a woken critical waiter
+    /// whose wake turn ran out, grants the holders of the lock it still waits for, as if it
+    /// had slept again. Returns the tasks this boosted.
+    #[cold]
+    #[inline(never)]
+    pub fn regrant(&mut self, now: Nanos) -> Boosted {
+        let mut due = [0 as Tid; MAX_COOLING];
+        let n = self.ft.take_due(now, &mut due);
+        let mut list = Blockers::default();
+        if !self.enabled {
+            return Boosted::default();
+        }
+        for &tid in due.iter().take(n) {
+            let mut one = Boosted::default();
+            if self.is_critical(tid) {
+                if let Some(w) = self.detector.take_woken(tid) {
+                    self.stats.bump(Counter::ResumedWaits);
+                    self.grant_blockers(now, w, None, false, &mut one);
+                    for &b in one.as_slice() {
+                        list.push(b);
+                    }
+                }
+                continue;
+            }
+            for j in 0..self.detector.wait_end() {
+                let Some(w) = self.detector.wait_at(j) else {
+                    continue;
+                };
+                if self.detector.blocks_as_holder(w.lock, tid) {
+                    self.follow(
+                        now,
+                        w.lock,
+                        tid,
+                        Counter::BudgetRegrants,
+                        |_| true,
+                        &mut one,
+                    );
+                }
+            }
+            if !one.as_slice().is_empty() {
+                list.push(tid);
+            }
+        }
+        Boosted(if list.as_slice().is_empty() {
+            Named::Nothing
+        } else {
+            Named::List(list)
+        })
+    }
+
+    /// True if budget-revoked tasks wait for their next window: a platform that filters ticks
+    /// lets them through to the engine while this holds.
+    #[inline]
+    pub fn regrants_pending(&self) -> bool {
+        self.ft.cooling()
+    }
+
+    /// When CPU `cpu` should next be asked to pick, if a boosted task runs there (see
+    /// [`FastTrack::deadline`]); a platform arms a timer for it after each pick.
+    pub fn deadline(&self, cpu: Cpu) -> Option<Nanos> {
+        self.ft.deadline(cpu, &self.tun)
+    }
+}
