@@ -6,6 +6,7 @@ mod cdf_svg;
 mod ci;
 mod demo;
 mod doctor;
+mod ffi_header;
 mod gen_headers;
 mod guest_service;
 mod insns;
