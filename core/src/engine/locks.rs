@@ -426,7 +426,7 @@ impl<O: Observer> Engine<O> {
     ///
     /// `waker` no longer holds `lock` (a futex release is seen only through the wake it makes),
     /// but it has yet to make `tid` runnable: grants it held for `lock` end once `tid` joins a
-    /// runqueue, or after `wake_slice_ns` (see [`wakes`](super::wakes)). If tracked waits are
+    /// runqueue, or after `wake_slice_ns` (see [`wakes`](super::super::wakes)). If tracked waits are
     /// still on `lock`, `tid` is their next blocker and is granted now, not when it finally gets
     /// the CPU to take the lock. Returns the task this boosted, if any.
     #[inline]
@@ -512,7 +512,7 @@ impl<O: Observer> Engine<O> {
     }
 
     /// One bit per woken critical waiter, bit `tid % 64`: whose sleeps a platform reports as
-    /// [`Event::WaiterSlept`](super::event::Event::WaiterSlept).
+    /// [`Event::WaiterSlept`](super::super::event::Event::WaiterSlept).
     #[inline]
     pub fn woken_lanes(&self) -> u64 {
         self.detector.woken_lanes()
