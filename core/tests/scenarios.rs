@@ -1081,6 +1081,43 @@ fn a_woken_critical_waiter_runs_ahead_of_fair_tasks_until_its_retry_takes_the_lo
 }
 
 #[test]
+fn a_critical_reader_that_a_release_grants_the_lock_gets_a_wake_turn() {
+    let mut e = engine();
+    e.wait_cpu(100, 0);
+    // 100 waits to read L1, which writer 200 holds.
+    e.wait_start(MS, 100, L1, LockKind::RwsemRead, Some(200));
+    assert!(e.is_boosted(200));
+    // The writer's release grants the lock to the queued readers, 100 among them
+    // (rwsem_mark_wake; record_rwsem_reader_owned names each). 100 holds it from now, but
+    // takes it only when it runs: a wake turn, as for a woken mutex waiter.
+    e.owner_released(2 * MS, L1, 200);
+    assert!(!e.is_boosted(200));
+    assert_eq!(e.reader_acquired(2 * MS, L1, 100).as_slice(), &[100]);
+    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    assert_eq!(e.observer().grants.last(), Some(&(100, 100, 0)));
+    // Both CPUs are busy: it preempts the fair task on its CPU and is picked.
+    assert_eq!(e.select_cpu(2 * MS, 100, 0, 0, 0b11), None);
+    assert!(e.enqueue(2 * MS, 0, 100));
+    assert!(e.should_preempt(2 * MS, 0, 300, 100));
+    assert_eq!(e.pick(2 * MS + 1000, 0, 300), Some(100));
+    // It runs holding the lock: its wait and its turn end.
+    e.wait_finish(2 * MS + 5000, 100, L1);
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.woken_lanes(), 0);
+    assert_eq!(
+        e.observer().revokes.last(),
+        Some(&(100, RevokeReason::WaiterDone))
+    );
+    ok(&e);
+    // A read hold taken without a wait is no wake.
+    e.reader_released(3 * MS, L1, 100);
+    assert!(e.reader_acquired(4 * MS, L1, 100).as_slice().is_empty());
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    ok(&e);
+}
+
+#[test]
 fn a_wake_turn_goes_to_an_idle_cpu_and_ahead_of_boosted_blockers() {
     let mut e = engine();
     // 201 blocks critical thread 101 and waits on CPU 1's fast-track queue.

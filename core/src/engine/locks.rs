@@ -378,16 +378,24 @@ impl<O: Observer> Engine<O> {
     /// `tid` took `lock` for reading (a writer doing so downgrades).
     ///
     /// A tracked reader of a lock that tracked waits are on, with no writer, blocks them and is
-    /// granted. Returns the task this boosted, if any.
+    /// granted. A critical thread waiting on `lock` that takes it here was granted it by a
+    /// release (`rwsem_mark_wake`, whose record hook names the readers it grants): it holds the
+    /// lock from now on but takes it only when it runs, so it gets the wake turn a woken mutex or
+    /// rwsem-writer waiter gets ([`Engine::waiter_woken`]). Returns the task this boosted, if any.
     #[inline]
     pub fn reader_acquired(&mut self, now: Nanos, lock: LockId, tid: Tid) -> Boosted {
         let mut out = Boosted::default();
-        if self.enabled
-            && self
-                .detector
-                .reader_acquired(now, lock, tid, &self.tun, &mut self.stats)
+        if !self.enabled {
+            return out;
+        }
+        if self
+            .detector
+            .reader_acquired(now, lock, tid, &self.tun, &mut self.stats)
         {
             self.follow_reader(now, lock, tid, &mut out);
+        }
+        if self.is_critical(tid) {
+            self.critical_woken(now, lock, tid, &mut out);
         }
         out
     }
