@@ -38,9 +38,9 @@ d=$(sed -n 's/^select_decided //p' /proc/sp_vendorsched)
 sp-inversion -l mutex -m off,on,off_n10,on_n10 -d ${SP_SHARED_SECS:-30} -H 4 -w 500 -o 100 -p 1000 -R 72 > /tmp/inv.out 2>&1 || fail=1
 grep -v '^M ' /tmp/inv.out
 grep '^M ' /tmp/inv.out | cut -c3- >> "$SPTEST_METRICS"
-# The blocker re-takes the lock before the woken critical thread runs: those holds wait for the
-# thread's retry (on_deferred_grants, 27-86 in runs so far) and are granted if it sleeps again
-# (on_resumed_waits, reported: 2-20 in runs so far, too few to require).
-r=$(sed -n 's/^M on_deferred_grants //p' /tmp/inv.out)
-[ "${r:-0}" -gt 0 ] || { echo "FAIL no grant waited for a woken critical waiter's retry"; fail=1; }
+# When the blocker re-takes the lock before the woken critical thread runs, those holds wait for
+# the thread's retry (on_deferred_grants) and are granted if it sleeps again (on_resumed_waits).
+# Both are reported, not required: since the wake turn runs the woken thread at once they are
+# rare here (0-1 and 0 per mode on 2026-12-04, against 6-86 and 0-20 before it), and
+# core/tests/scenarios.rs covers both decisions.
 exit $fail
