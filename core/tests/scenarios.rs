@@ -1051,6 +1051,27 @@ fn a_misfit_blocker_is_kept_off_the_cpu_its_critical_thread_waits_on_while_it_wa
     ok(&e);
 }
 
+/// Critical thread 100, woken at 2 ms out of its wait on `L1` (which started on CPU 0), has its
+/// wake turn: with both CPUs busy it wakes on CPU 0, preempts the fair task 300 there and is
+/// picked; its retry at 2 ms + 5 us takes the lock, which ends its wait and its turn.
+fn wake_turn_runs_until_the_retry(e: &mut Engine<Log>) {
+    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    assert_eq!(e.observer().grants.last(), Some(&(100, 100, 0)));
+    assert_eq!(e.select_cpu(2 * MS, 100, 0, 0, 0b11), None);
+    assert!(e.enqueue(2 * MS, 0, 100), "its CPU reschedules at once");
+    assert!(e.should_preempt(2 * MS, 0, 300, 100));
+    assert_eq!(e.pick(2 * MS + 1000, 0, 300), Some(100));
+    ok(e);
+    e.wait_finish(2 * MS + 5000, 100, L1);
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.woken_lanes(), 0);
+    assert_eq!(
+        e.observer().revokes.last(),
+        Some(&(100, RevokeReason::WaiterDone))
+    );
+    ok(e);
+}
+
 #[test]
 fn a_woken_critical_waiter_runs_ahead_of_fair_tasks_until_its_retry_takes_the_lock() {
     let mut e = engine();
@@ -1059,22 +1080,7 @@ fn a_woken_critical_waiter_runs_ahead_of_fair_tasks_until_its_retry_takes_the_lo
     e.owner_released(2 * MS, L1, 200);
     assert!(!e.is_boosted(200), "the releaser blocks nobody now");
     assert_eq!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice(), &[100]);
-    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
-    assert_eq!(e.observer().grants.last(), Some(&(100, 100, 0)));
-    // Both CPUs are busy: it wakes where it slept, preempts the fair task there and is picked.
-    assert_eq!(e.select_cpu(2 * MS, 100, 0, 0, 0b11), None);
-    assert!(e.enqueue(2 * MS, 0, 100), "its CPU reschedules at once");
-    assert!(e.should_preempt(2 * MS, 0, 300, 100));
-    assert_eq!(e.pick(2 * MS + 1000, 0, 300), Some(100));
-    ok(&e);
-    // Its retry takes the lock: the turn ends with the wait.
-    e.wait_finish(2 * MS + 5000, 100, L1);
-    assert!(!e.is_boosted(100));
-    assert_eq!(e.woken_lanes(), 0);
-    assert_eq!(
-        e.observer().revokes.last(),
-        Some(&(100, RevokeReason::WaiterDone))
-    );
+    wake_turn_runs_until_the_retry(&mut e);
     assert_eq!(e.stats().blocking.max(), MS + 5000);
     assert_eq!(e.pick(2 * MS + 6000, 0, 300), None);
     ok(&e);
@@ -1093,22 +1099,7 @@ fn a_critical_reader_that_a_release_grants_the_lock_gets_a_wake_turn() {
     e.owner_released(2 * MS, L1, 200);
     assert!(!e.is_boosted(200));
     assert_eq!(e.reader_acquired(2 * MS, L1, 100).as_slice(), &[100]);
-    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
-    assert_eq!(e.observer().grants.last(), Some(&(100, 100, 0)));
-    // Both CPUs are busy: it preempts the fair task on its CPU and is picked.
-    assert_eq!(e.select_cpu(2 * MS, 100, 0, 0, 0b11), None);
-    assert!(e.enqueue(2 * MS, 0, 100));
-    assert!(e.should_preempt(2 * MS, 0, 300, 100));
-    assert_eq!(e.pick(2 * MS + 1000, 0, 300), Some(100));
-    // It runs holding the lock: its wait and its turn end.
-    e.wait_finish(2 * MS + 5000, 100, L1);
-    assert!(!e.is_boosted(100));
-    assert_eq!(e.woken_lanes(), 0);
-    assert_eq!(
-        e.observer().revokes.last(),
-        Some(&(100, RevokeReason::WaiterDone))
-    );
-    ok(&e);
+    wake_turn_runs_until_the_retry(&mut e);
     // A read hold taken without a wait is no wake.
     e.reader_released(3 * MS, L1, 100);
     assert!(e.reader_acquired(4 * MS, L1, 100).as_slice().is_empty());
