@@ -16,8 +16,9 @@
  * critical thread takes it for writing (the reader storm).
  *
  * Each mode runs for SECS (with -R, on until it has MIN_WAITS = 1000 waits,
- * the fewest a p99.9 can be read from, for at most 3 x SECS: a mode whose
- * waits are long has few of them): off (SuperPass disabled), on (SuperPass enabled,
+ * the fewest a p99.9 can be read from, for at most 6 x SECS: a mode whose
+ * waits are long has few of them; off's inversions of about a second each can
+ * fill 97% of a mode): off (SuperPass disabled), on (SuperPass enabled,
  * the critical thread registered as UI) and fifo (SuperPass disabled, the
  * critical thread SCHED_FIFO 1: Android's RT-UI baseline) and ext (the critical
  * thread is registered by someone else, e.g. through superpass-service: it
@@ -246,7 +247,7 @@ static int run_mode(const char *mode, struct mode_result *r)
 	}
 	/* A p99.9 verdict (-R) needs MIN_WAITS waits per mode. */
 	for (int extra = 0; min_reduction >= 0 && atomic_load(&nsamples) < MIN_WAITS &&
-			    extra < 2 * duration; extra++)
+			    extra < 5 * duration; extra++)
 		sleep(1);
 	atomic_store(&stop_mode, 1);
 	pthread_join(th, (void **)&cpu);
@@ -334,7 +335,7 @@ int main(int argc, char **argv)
 		printf(" and %d us outside", outside_us < 0 ? work_us : outside_us);
 	printf(" (nice 19), critical thread every %d us, %d s per mode", period_us, duration);
 	printf(min_reduction >= 0 ? " (longer until %d waits, at most %d s)\n" : "\n", MIN_WAITS,
-	       3 * duration);
+	       6 * duration);
 	if (nreaders)
 		printf("  (%d readers, each %d us inside)\n", nreaders, work_us);
 	printf("%-8s %8s %10s %10s %10s %10s %9s %6s %9s %8s %8s\n", "mode", "waits", "p50(us)", "p99(us)",

@@ -748,7 +748,12 @@ impl Report {
             };
             let text = &l[i + "SPTEST ".len()..];
             match serde_json::from_str::<Value>(text) {
-                Ok(v) if v.get("name").is_some_and(Value::is_string) => results.push(v),
+                Ok(mut v) if v.get("name").is_some_and(Value::is_string) => {
+                    if v["status"] == "fail" {
+                        note_fail_lines(&mut v, &b.console);
+                    }
+                    results.push(v)
+                }
                 _ => results.push(json!({
                     "name": "unparsable-result",
                     "status": "fail",
@@ -854,6 +859,25 @@ impl Report {
     }
 }
 
+/// Puts a failed test's own "FAIL ..." lines first among its metrics (as
+/// `fail`), so that the table CI prints says why it failed.
+fn note_fail_lines(v: &mut Value, console: &[String]) {
+    let prefix = format!("[{}] FAIL", v["name"].as_str().unwrap_or(""));
+    let why: Vec<&str> = console
+        .iter()
+        .filter_map(|l| l.find(&prefix).map(|i| &l[i + prefix.len() - 4..]))
+        .collect();
+    if why.is_empty() {
+        return;
+    }
+    let mut m = serde_json::Map::new();
+    m.insert("fail".into(), json!(why.join(" | ")));
+    if let Some(old) = v["metrics"].as_object() {
+        m.extend(old.iter().map(|(k, x)| (k.clone(), x.clone())));
+    }
+    v["metrics"] = Value::Object(m);
+}
+
 fn summarize(m: &Value) -> String {
     let Some(obj) = m.as_object() else {
         return String::new();
@@ -865,7 +889,7 @@ fn summarize(m: &Value) -> String {
             other => other.to_string(),
         };
         let item = format!("{k}={v}");
-        if s.len() + item.len() > 200 {
+        if k != "fail" && s.len() + item.len() > 200 {
             s.push_str(" ...");
             break;
         }
@@ -909,6 +933,31 @@ mod tests {
         assert_eq!(r.results[2]["name"], "kernel-log/main");
         assert_eq!(r.results[2]["status"], "pass");
         assert_eq!(r.failed(), 1);
+    }
+
+    #[test]
+    fn a_failed_test_says_why_in_the_table() {
+        let b = boot_result(
+            &[
+                "[t] p99.9 wait: off 1.0 us",
+                "[t] FAIL too few waits for a p99.9",
+                "[u] FAIL not this test's",
+                r#"SPTEST {"name":"t","status":"fail","duration_ms":5,"metrics":{"exit_code":1,"z":"y"}}"#,
+                r#"SPTEST {"name":"u","status":"pass","duration_ms":5,"metrics":{}}"#,
+                "SPGUEST done",
+            ],
+            &["ok"],
+        );
+        let mut r = Report { results: vec![] };
+        r.add_boot(&b, &["t".into(), "u".into()], "kernel-log/main");
+        assert_eq!(
+            r.results[0]["metrics"]["fail"],
+            "FAIL too few waits for a p99.9"
+        );
+        assert_eq!(r.results[0]["metrics"]["z"], "y");
+        assert!(r.results[1]["metrics"].get("fail").is_none());
+        let long = json!({"a": "x".repeat(190), "fail": "FAIL why", "zz": "x".repeat(50)});
+        assert!(summarize(&long).contains("fail=FAIL why"));
     }
 
     #[test]
