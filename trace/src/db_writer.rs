@@ -230,7 +230,8 @@ fn insert_vals<'a, const N: usize>(
 }
 
 /// Writes every row of `m` with SQL INSERTs in one transaction, then builds the indexes.
-pub fn write(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
+/// Each big table of `m` is freed once written.
+pub fn write(conn: &mut Connection, m: Model) -> rusqlite::Result<()> {
     // rusqlite's bundled SQLite enforces foreign keys by default, which costs a lookup in
     // the parent table for every REFERENCES column of every row. The model only produces
     // valid references (tests check them with `PRAGMA foreign_key_check`), so enforcement is
@@ -245,7 +246,7 @@ pub fn write(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
     r
 }
 
-fn write_rows(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
+fn write_rows(conn: &mut Connection, mut m: Model) -> rusqlite::Result<()> {
     let timing = std::env::var_os("SUPERPASS_TRACE_TIMING").is_some();
     let t0 = std::time::Instant::now();
     let lap = |what: &str| {
@@ -254,24 +255,30 @@ fn write_rows(conn: &mut Connection, m: &Model) -> rusqlite::Result<()> {
         }
     };
     let tx = conn.transaction()?;
-    write_small(&tx, m)?;
+    write_small(&tx, &m)?;
     lap("small tables");
-    insert_vals(&tx, "slice", SLICE_COLS, slice_rows(m))?;
-    insert_vals(&tx, "counter", COUNTER_COLS, counter_rows(m))?;
-    write_monitor_contention(&tx, m)?;
+    // Each big table is freed as soon as it is written (the monitor contentions are read
+    // from the slices), so that SQLite's pages and the whole model are not in memory at once.
+    insert_vals(&tx, "slice", SLICE_COLS, slice_rows(&m))?;
+    write_monitor_contention(&tx, &m)?;
+    m.slices = Vec::new();
+    insert_vals(&tx, "counter", COUNTER_COLS, counter_rows(&m))?;
+    m.counters = Vec::new();
     lap("slices");
-    insert_vals(&tx, "sched", SCHED_COLS, sched_rows(m))?;
+    insert_vals(&tx, "sched", SCHED_COLS, sched_rows(&m))?;
+    m.sched = Vec::new();
     lap("sched");
     // thread_state is a WITHOUT ROWID table keyed by (utid, ts, id): inserted in key
     // order, every row is an append and no index has to be sorted and built afterwards.
     // `id` stays the row's number in time order.
-    let order = by_utid_ts(&m.thread_state);
+    let order = by_utid_ts(&std::mem::take(&mut m.thread_state));
     insert_vals(
         &tx,
         "thread_state",
         THREAD_STATE_COLS,
-        thread_state_rows(m, &order),
+        thread_state_rows(&m, &order),
     )?;
+    drop(order);
     lap("thread_state");
     tx.execute_batch(INDEXES_SQL)?;
     lap("indexes");

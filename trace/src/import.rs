@@ -215,20 +215,37 @@ fn timing() -> bool {
     std::env::var_os("SUPERPASS_TRACE_TIMING").is_some()
 }
 
-/// Decodes `buf` and builds the rows; the formats are outside in, the trace's own last.
-fn decode_model(buf: &[u8]) -> Result<(Vec<Format>, Model), ImportError> {
+/// The process's peak resident memory so far (Linux `VmHWM`), for the timing lines: the
+/// import's memory goal is a peak.
+fn peak_rss() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .map(|v| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| "n/a".to_owned())
+}
+
+/// Decodes `buf`; the formats are outside in, the trace's own last.
+fn decode_timed(buf: &[u8]) -> Result<(Vec<Format>, Events), ImportError> {
     let t = std::time::Instant::now();
-    let (format, ev) = decode(buf)?;
-    let t_decode = t.elapsed();
+    let r = decode(buf)?;
+    if timing() {
+        eprintln!("timing: decode {:?} (peak RSS {})", t.elapsed(), peak_rss());
+    }
+    Ok(r)
+}
+
+/// Builds the rows from `ev`, which it frees as it goes.
+fn model_timed(ev: Events) -> Model {
+    let t = std::time::Instant::now();
     let m = model::build(ev);
     if timing() {
-        eprintln!(
-            "timing: decode {:?}, model {:?}",
-            t_decode,
-            t.elapsed() - t_decode
-        );
+        eprintln!("timing: model {:?} (peak RSS {})", t.elapsed(), peak_rss());
     }
-    Ok((format, m))
+    m
 }
 
 fn summary(mut formats: Vec<Format>, m: &Model) -> Summary {
@@ -246,22 +263,29 @@ fn summary(mut formats: Vec<Format>, m: &Model) -> Summary {
     }
 }
 
-/// Writes `m` into `conn` (empty) with SQL INSERTs.
-fn write_sql(conn: &mut Connection, m: &Model) -> Result<(), ImportError> {
+/// Writes `m` into `conn` (empty) with SQL INSERTs; `m` is freed table by table as its rows
+/// are written, which keeps the peak memory of an import down.
+fn write_sql(conn: &mut Connection, m: Model) -> Result<(), ImportError> {
     let t = std::time::Instant::now();
     schema::create(conn)?;
     db_writer::write(conn, m)?;
     if timing() {
-        eprintln!("timing: sqlite inserts {:?}", t.elapsed());
+        eprintln!(
+            "timing: sqlite inserts {:?} (peak RSS {})",
+            t.elapsed(),
+            peak_rss()
+        );
     }
     Ok(())
 }
 
 /// Decodes `buf` and writes every table into `conn`, which must be empty.
 pub fn import_into(buf: &[u8], conn: &mut Connection) -> Result<Summary, ImportError> {
-    let (formats, m) = decode_model(buf)?;
-    write_sql(conn, &m)?;
-    Ok(summary(formats, &m))
+    let (formats, ev) = decode_timed(buf)?;
+    let m = model_timed(ev);
+    let s = summary(formats, &m);
+    write_sql(conn, m)?;
+    Ok(s)
 }
 
 /// Sets pragmas for a one-shot bulk load (no journal: a failed import leaves a file to delete).
@@ -280,7 +304,7 @@ fn partial_path(output: &Path) -> PathBuf {
 }
 
 /// Writes the database for `m` to the new file `path` and flushes it to disk.
-fn write_file(m: &Model, path: &Path) -> Result<(), ImportError> {
+fn write_file(m: Model, path: &Path) -> Result<(), ImportError> {
     let mut conn = Connection::open(path)?;
     bulk_pragmas(&conn)?;
     write_sql(&mut conn, m)?;
@@ -386,16 +410,19 @@ fn name_file(e: ImportError, path: &Path, buf: &[u8]) -> ImportError {
 pub fn import_file(input: &Path, output: &Path) -> Result<Summary, ImportError> {
     check_output(input, output)?;
     let buf = read(input)?;
-    let (formats, m) = decode_model(&buf).map_err(|e| name_file(e, input, &buf))?;
+    let (formats, ev) = decode_timed(&buf).map_err(|e| name_file(e, input, &buf))?;
+    // The events own their strings: the input can go before the rows are built.
     drop(buf);
+    let m = model_timed(ev);
+    let s = summary(formats, &m);
     let partial = partial_path(output);
-    let r = write_file(&m, &partial).and_then(|()| {
+    let r = write_file(m, &partial).and_then(|()| {
         std::fs::rename(&partial, output)?;
         sync_parent(output);
         Ok(())
     });
     match r {
-        Ok(()) => Ok(summary(formats, &m)),
+        Ok(()) => Ok(s),
         Err(e) => {
             let _ = std::fs::remove_file(&partial);
             Err(e.in_file(output, &[]))

@@ -400,8 +400,25 @@ pub fn build(mut ev: Events) -> Model {
         });
     }
 
+    // Each kind of event is freed once its rows are built, so that the events and the rows
+    // do not all stay in memory at once. The slice rows come first: the slice events then
+    // go before the biggest table, thread_state, is built. (Neither pass reads the other's
+    // rows or interns a string the other looks up, so the order changes no row.)
+    // The sched events are sorted on a second thread meanwhile: the two share nothing.
+    let mut sched = std::mem::take(&mut ev.sched);
+    ev.sched = std::thread::scope(|scope| {
+        let sorter = scope.spawn(move || {
+            sort_sched(&mut sched);
+            sched
+        });
+        build_slices(&mut ev, &b, &upids, &mut m);
+        ev.slices = Vec::new();
+        sorter
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
     build_sched(&mut ev, &mut b, &mut m);
-    build_slices(&mut ev, &b, &upids, &mut m);
+    ev.sched = Vec::new();
 
     ev.superpass.sort_by_key(|e| (e.ts, e.seq));
     for e in ev.superpass.drain(..) {
@@ -462,11 +479,17 @@ struct ThreadCursor {
     last_sleep: Option<usize>,
 }
 
-fn build_sched(ev: &mut Events, b: &mut Builder, m: &mut Model) {
+/// Puts sched events in (time, file) order.
+fn sort_sched(sched: &mut [crate::events::SchedEvent]) {
     // A stable merge sort: events are in file order, in runs already sorted per CPU buffer,
     // which it exploits. (Sorting 16-byte keys and gathering does fewer instructions but
     // was slower: the gather's random reads miss the cache.)
-    ev.sched.sort_by_key(|e| (e.ts, e.seq));
+    sched.sort_by_key(|e| (e.ts, e.seq));
+}
+
+/// Builds sched and thread_state from `ev.sched`, which must be sorted by [`sort_sched`].
+fn build_sched(ev: &mut Events, b: &mut Builder, m: &mut Model) {
+    debug_assert!(ev.sched.is_sorted_by_key(|e| (e.ts, e.seq)));
     let mut cursors = vec![ThreadCursor::default(); b.utids.len()];
     // Per CPU: the running thread and its open sched row.
     let mut cpus: Vec<Option<(u32, usize)>> = Vec::new();
