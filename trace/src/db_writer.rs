@@ -71,36 +71,6 @@ fn insert_all<T>(
     Ok(())
 }
 
-/// `rows` with their row numbers, in (utid, ts, id) order. Rows arrive in time order, so a
-/// stable counting sort by utid is enough; a final check falls back to a full sort
-/// otherwise. The rows are copied: the counting sort writes one sequential stream per
-/// thread, and the writers then read the result sequentially (reading the rows in place
-/// through an index instead misses the cache on nearly every row).
-fn by_utid_ts(rows: &[StateRow]) -> Vec<(u32, StateRow)> {
-    let threads = rows.iter().map(|s| s.utid as usize + 1).max().unwrap_or(0);
-    let mut start = vec![0usize; threads + 1];
-    for s in rows {
-        start[s.utid as usize + 1] += 1;
-    }
-    for i in 1..start.len() {
-        start[i] += start[i - 1];
-    }
-    let mut out: Vec<(u32, StateRow)> = match rows.first() {
-        Some(&first) => vec![(0, first); rows.len()],
-        None => return Vec::new(),
-    };
-    for (i, s) in rows.iter().enumerate() {
-        let slot = &mut start[s.utid as usize];
-        out[*slot] = (i as u32, *s);
-        *slot += 1;
-    }
-    let key = |(i, s): &(u32, StateRow)| (s.utid, s.ts, *i);
-    if out.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
-        out.sort_unstable_by_key(key);
-    }
-    out
-}
-
 /// Columns of `slice` the importer fills, in the order of [`slice_rows`].
 const SLICE_COLS: [&str; 8] = [
     "id",
@@ -184,25 +154,58 @@ fn sched_rows(m: &Model) -> impl ExactSizeIterator<Item = [Val<'_>; 7]> + '_ {
     })
 }
 
-/// `order` is [`by_utid_ts`] of `m.thread_state`.
-fn thread_state_rows<'a: 'o, 'o>(
-    m: &'a Model,
-    order: &'o [(u32, StateRow)],
-) -> impl ExactSizeIterator<Item = [Val<'a>; 9]> + 'o {
-    order.iter().map(move |&(id, ref s)| {
-        [
-            Val::Int(id.into()),
-            Val::Int(s.ts),
-            Val::Int(s.dur),
-            opt_int(s.cpu),
-            Val::Int(s.utid.into()),
-            Val::Text(m.str(s.state)),
-            opt_int(s.io_wait),
-            opt_text(s.blocked_function.map(|f| m.str(f))),
-            opt_int(s.waker_utid),
-        ]
-    })
+/// `states` (the model's thread_state, by utid) in (utid, ts, id) order; each thread's rows
+/// are freed once read.
+fn thread_state_rows(
+    m: &Model,
+    states: Vec<Vec<StateRow>>,
+) -> impl ExactSizeIterator<Item = [Val<'_>; 9]> + '_ {
+    let len = states.iter().map(Vec::len).sum();
+    let rows = states
+        .into_iter()
+        .enumerate()
+        .flat_map(move |(utid, rows)| {
+            (0..rows.len()).map(move |i| {
+                let s = &rows[i];
+                [
+                    Val::Int(s.id.into()),
+                    Val::Int(s.ts),
+                    Val::Int(s.dur(rows.get(i + 1))),
+                    opt_int(s.cpu()),
+                    Val::Int(utid as i64),
+                    Val::Text(m.str(s.state)),
+                    opt_int(s.io_wait),
+                    opt_text(s.blocked_function().map(|f| m.str(f))),
+                    opt_int(s.waker_utid()),
+                ]
+            })
+        });
+    Counted { rows, len }
 }
+
+/// An iterator whose length is known in advance (a flattened one's is not to the compiler).
+struct Counted<I> {
+    rows: I,
+    len: usize,
+}
+
+impl<I: Iterator> Iterator for Counted<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        let r = self.rows.next();
+        if r.is_some() {
+            self.len -= 1;
+        }
+        r
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.len, Some(self.len))
+    }
+}
+
+impl<I: Iterator> ExactSizeIterator for Counted<I> {}
 
 fn bind_val(st: &mut Statement<'_>, i: usize, v: Val<'_>) -> rusqlite::Result<()> {
     match v {
@@ -269,16 +272,15 @@ fn write_rows(conn: &mut Connection, mut m: Model) -> rusqlite::Result<()> {
     m.sched = Vec::new();
     lap("sched");
     // thread_state is a WITHOUT ROWID table keyed by (utid, ts, id): inserted in key
-    // order, every row is an append and no index has to be sorted and built afterwards.
-    // `id` stays the row's number in time order.
-    let order = by_utid_ts(&std::mem::take(&mut m.thread_state));
+    // order, as the model holds it, every row is an append and no index has to be sorted
+    // and built afterwards. `id` stays the row's number in time order.
+    let states = std::mem::take(&mut m.thread_state);
     insert_vals(
         &tx,
         "thread_state",
         THREAD_STATE_COLS,
-        thread_state_rows(&m, &order),
+        thread_state_rows(&m, states),
     )?;
-    drop(order);
     lap("thread_state");
     tx.execute_batch(INDEXES_SQL)?;
     lap("indexes");
@@ -501,8 +503,7 @@ fn write_small(tx: &Connection, m: &Model) -> rusqlite::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{by_utid_ts, hex};
-    use crate::model::StateRow;
+    use super::hex;
 
     #[test]
     fn hex_matches_format() {
@@ -518,32 +519,5 @@ mod tests {
             let mut buf = [0u8; 18];
             assert_eq!(hex(v, &mut buf), format!("{v:#x}"));
         }
-    }
-
-    #[test]
-    fn thread_state_order_is_utid_ts_id() {
-        let row = |utid, ts| StateRow {
-            ts,
-            dur: -1,
-            utid,
-            state: 0,
-            cpu: None,
-            io_wait: None,
-            blocked_function: None,
-            waker_utid: None,
-        };
-        // Time order, then out of order (the fallback sort).
-        let rows = [row(2, 10), row(1, 10), row(2, 10), row(1, 20), row(3, 30)];
-        let ids = |rows: &[StateRow]| -> Vec<u32> {
-            let sorted = by_utid_ts(rows);
-            for (id, r) in &sorted {
-                assert_eq!(rows[*id as usize], *r);
-            }
-            sorted.iter().map(|(id, _)| *id).collect()
-        };
-        assert_eq!(ids(&rows), vec![1, 3, 0, 2, 4]);
-        let rows = [row(1, 20), row(1, 10), row(0, 5)];
-        assert_eq!(ids(&rows), vec![2, 1, 0]);
-        assert!(by_utid_ts(&[]).is_empty());
     }
 }

@@ -256,7 +256,7 @@ fn summary(mut formats: Vec<Format>, m: &Model) -> Summary {
         events: m.event_count,
         slices: m.slices.len(),
         sched: m.sched.len(),
-        thread_state: m.thread_state.len(),
+        thread_state: m.thread_state_len(),
         threads: m.threads.len(),
         superpass: m.superpass.len(),
         diag: m.diag.clone(),
