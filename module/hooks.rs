@@ -12,8 +12,9 @@
 use crate::ffi;
 use crate::state::{self, Guard};
 use crate::superpass_core::detector::MAX_BLOCKERS;
-use crate::superpass_core::{Answer, Cpu, Event, LockId, Nanos, Tid};
-use crate::{RqRef, TaskRef};
+use crate::superpass_core::tunables::MAX_DEPTH;
+use crate::superpass_core::{Answer, Cpu, Event, LockId, LockKind, Nanos, Tid};
+use crate::{AsleepWait, RqRef, TaskRef};
 
 /// How many stale engine picks one pick hook skips before leaving CFS's choice alone.
 const PICK_RETRIES: usize = 3;
@@ -34,7 +35,7 @@ pub(crate) fn lock_event(now: Nanos, ev: Event) {
             note_wait_cpu(&mut g, waiter);
         }
         let answer = g.engine.handle(now, ev);
-        place(&mut g, answer.newly_boosted(), &mut kicks);
+        place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
     }
     kicks.send();
 }
@@ -50,7 +51,7 @@ pub(crate) fn rwsem_wait_start(now: Nanos, ev: Event, lock: LockId, writer: Tid,
         }
         g.engine.lock_seen(now, lock, writer, readers);
         let answer = g.engine.handle(now, ev);
-        place(&mut g, answer.newly_boosted(), &mut kicks);
+        place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
     }
     kicks.send();
 }
@@ -73,7 +74,7 @@ pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
             valid,
         };
         let answer = g.engine.handle(now, ev);
-        place(&mut g, answer.newly_boosted(), &mut kicks);
+        place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
     }
     kicks.send();
 }
@@ -89,7 +90,7 @@ pub(crate) fn futex_woken(now: Nanos, woken: Tid, waker: Tid, queued: &[Tid]) {
             let answer = g
                 .engine
                 .handle(now, Event::from_hook_futex_woken(q, woken, waker));
-            place(&mut g, answer.newly_boosted(), &mut kicks);
+            place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
         }
     }
     kicks.send();
@@ -127,18 +128,38 @@ impl Kicks {
 }
 
 /// Records the `task_struct` of each newly boosted task in the engine and notes the CPU to
-/// kick.
-fn place(g: &mut Guard, boosted: &[Tid], kicks: &mut Kicks) {
+/// kick; a task that is asleep in a lock wait of its own has that wait followed. `depth`
+/// counts the asleep waits followed so far, which bounds the recursion.
+fn place(g: &mut Guard, now: Nanos, boosted: &[Tid], kicks: &mut Kicks, depth: usize) {
     for &tid in boosted {
         // The engine names a blocker by TID; the scheduler hooks need its task_struct.
         let Some(task) = TaskRef::lookup(tid) else {
             continue;
         };
         g.engine.set_handle(tid, task.handle());
-        if let Some(cpu) = task.queued_cpu() {
-            kicks.add(cpu);
+        match task.queued_cpu() {
+            Some(cpu) => kicks.add(cpu),
+            None if depth < MAX_DEPTH => follow_asleep(g, now, tid, kicks, depth),
+            None => {}
         }
     }
+}
+
+/// `tid`, just boosted, is asleep: if the module's wait record holds a lock wait of its, the
+/// engine learns it now (it began before `tid` mattered, so no probe reported it), and the
+/// chain goes on to that lock's holders.
+#[cold]
+fn follow_asleep(g: &mut Guard, now: Nanos, tid: Tid, kicks: &mut Kicks, depth: usize) {
+    let Some(w) = AsleepWait::of(tid) else {
+        return;
+    };
+    if let Event::WaitStart { lock, kind, .. } = w.ev {
+        if !matches!(kind, LockKind::Mutex) {
+            g.engine.lock_seen(now, lock, w.owner, w.readers());
+        }
+    }
+    let answer = g.engine.handle(now, w.ev);
+    place(g, now, answer.newly_boosted(), kicks, depth + 1);
 }
 
 /// Task `task` joins CPU `cpu`'s runqueue; returns true if that CPU should reschedule.
@@ -256,7 +277,7 @@ pub(crate) fn tick(now: Nanos, rq: RqRef, cpu: Cpu, curr: Tid) -> bool {
         };
         locate(&mut g, now, rq, cpu);
         let answer = g.engine.handle(now, Event::Tick { cpu, curr });
-        place(&mut g, answer.newly_boosted(), &mut kicks);
+        place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
         answer == Answer::Resched
     };
     kicks.send();

@@ -43,6 +43,9 @@
 #define SP_READER_TABLE_SETS 128
 #define SP_READER_TABLE_WAYS 16
 
+/* The lock-free record of waits in progress (tunables::WAIT_TABLE_SLOTS). */
+#define SP_WAIT_TABLE_SLOTS 256
+
 /* Groups of per-lock-operation probes attached on demand (superpass_core::probes). */
 #define SP_PROBES_OWNERS 1
 #define SP_PROBES_READERS 2

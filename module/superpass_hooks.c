@@ -82,6 +82,9 @@ void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_wait
 	/* The reader record is kept only while readers are recorded (sp_owners_matter()). */
 	if (sp_owners_matter() && !(gates & SP_GATE_OWNERS))
 		sp_readers_clear();
+	/* Waits are recorded only while the wait probes run (sp_waits_matter()). */
+	if (sp_waits_matter() && !(gates & SP_GATE_WAITS))
+		sp_waits_clear();
 	atomic64_set(&sp_interest_lanes, interest_lanes);
 	atomic64_set(&sp_boosted_lanes, boosted_lanes);
 	atomic64_set(&sp_lock_lanes, lock_lanes);

@@ -106,6 +106,11 @@ void sp_reader_leave(struct rw_semaphore *sem, pid_t tid);
 u32 sp_readers_of(struct rw_semaphore *sem, pid_t skip, s32 *out);
 void sp_readers_clear(void);
 
+/* ---- the lock-free record of waits in progress (superpass_waits.c) ---- */
+void sp_wait_note(const void *lock, u32 kind, s32 owner);
+void sp_wait_clear(void);
+void sp_waits_clear(void);
+
 static inline bool sp_lane(atomic64_t *lanes, pid_t tid)
 {
 	return atomic64_read(lanes) & (1ULL << ((u32)tid % 64));

@@ -63,13 +63,17 @@ s32 sp_owner_tid(unsigned long word, unsigned long flags_mask)
 
 void sp_probe_mutex_wait_start(void *d, struct mutex *lock)
 {
+	s32 owner;
+
 	SP_COUNT(mutex_wait_start);
-	if (!sp_waits_matter() || !sp_may_matter(current->pid))
+	if (!sp_waits_matter())
+		return;
+	owner = sp_owner_tid(atomic_long_read(&lock->owner), SP_MUTEX_FLAGS);
+	sp_wait_note(lock, SP_KIND_MUTEX, owner);
+	if (!sp_may_matter(current->pid))
 		return;
 	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)lock,
-			   SP_KIND_MUTEX,
-			   sp_owner_tid(atomic_long_read(&lock->owner),
-					SP_MUTEX_FLAGS));
+			   SP_KIND_MUTEX, owner);
 }
 
 /*
@@ -81,6 +85,7 @@ static void sp_wait_finish(const void *lock, bool owns)
 {
 	u64 now;
 
+	sp_wait_clear();
 	if (!sp_waits_matter())
 		return;
 	now = sp_now();
@@ -153,11 +158,16 @@ static void sp_rwsem_wait_start(struct rw_semaphore *sem, u32 kind)
 	s32 writer;
 	u32 n = 0;
 
-	if (!sp_waits_matter() || !sp_may_matter(current->pid))
+	if (!sp_waits_matter())
 		return;
+	if (!sp_may_matter(current->pid)) {
+		sp_wait_note(sem, kind, sp_rwsem_writer(sem));
+		return;
+	}
 	atomic64_or(1ULL << sp_lock_lane(sem), &sp_lock_lanes);
 	smp_mb__after_atomic();
 	writer = sp_rwsem_writer(sem);
+	sp_wait_note(sem, kind, writer);
 	if (!writer)
 		n = sp_readers_of(sem, current->pid, readers);
 	sp_hook_rwsem_wait_start(sp_now(), current->pid, (u64)(unsigned long)sem,

@@ -79,6 +79,50 @@ mod ffi {
         pub(crate) fn sp_cpu_capacity(cpu: u32) -> u32;
         pub(crate) fn sp_this_cpu() -> u32;
         pub(crate) fn sp_c_exit();
+        pub(crate) fn sp_wait_of(
+            tid: i32,
+            lock: *mut u64,
+            kind: *mut u32,
+            owner: *mut i32,
+            readers: *mut i32,
+        ) -> u32;
+    }
+}
+
+/// The lock wait the module's record holds for a task (`superpass_waits.c`): a wait that began
+/// before the task mattered, so that its probe did not report it.
+pub(crate) struct AsleepWait {
+    /// The wait, as its probe would have reported it.
+    pub(crate) ev: Event,
+    /// The owner the lock named when the wait began (0: none).
+    pub(crate) owner: i32,
+    readers: [i32; superpass_core::tunables::READER_TABLE_WAYS],
+    n: usize,
+}
+
+impl AsleepWait {
+    /// The recorded wait of `tid`, if it has one.
+    pub(crate) fn of(tid: i32) -> Option<Self> {
+        let (mut lock, mut kind, mut owner) = (0u64, 0u32, 0i32);
+        let mut readers = [0i32; superpass_core::tunables::READER_TABLE_WAYS];
+        // SAFETY: every pointer is to a local, and `readers` has room for the
+        // `READER_TABLE_WAYS` TIDs the reader record can name.
+        let n = unsafe { ffi::sp_wait_of(tid, &mut lock, &mut kind, &mut owner, readers.as_mut_ptr()) };
+        if n == 0 {
+            return None;
+        }
+        let ev = Event::from_hook_wait_start(tid, lock, kind, owner)?;
+        Some(Self {
+            ev,
+            owner,
+            readers,
+            n: (n as usize - 1).min(readers.len()),
+        })
+    }
+
+    /// The readers the reader record names for an rwsem without a writer; empty otherwise.
+    pub(crate) fn readers(&self) -> &[i32] {
+        self.readers.get(..self.n).unwrap_or(&[])
     }
 }
 

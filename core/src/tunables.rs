@@ -38,6 +38,13 @@ pub const READER_TABLE_SETS: usize = 128;
 /// Entries per set of the module's reader record (see [`READER_TABLE_SETS`]): the most readers
 /// of one rwsem it can name at a wait start.
 pub const READER_TABLE_WAYS: usize = 16;
+/// The module's lock-free record of the mutex and rwsem waits in progress: `WAIT_TABLE_SLOTS`
+/// entries, each (TID, lock, kind, owner at the wait's start), picked by TID. Every such wait
+/// writes its waiter's entry while a critical thread is registered, untracked waiters' too, and
+/// clears it as it ends, without the engine lock. A blocker granted while already asleep in one
+/// of these waits has it reported then, so the chain reaches the task it waits for; a waiter
+/// whose slot another waiter took is not found, and its chain ends there as before.
+pub const WAIT_TABLE_SLOTS: usize = 256;
 
 /// One tunable's metadata: the single source for validation, docs and the service's `set`.
 #[derive(Clone, Copy, Debug)]

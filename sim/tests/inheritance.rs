@@ -215,6 +215,12 @@ fn proxy_needs_donor_migration_across_cpus() {
 /// locks to be taken: a nice-19 thread first runs about 200 ms after waking next to the hog).
 /// Returns the UI's longest wait in µs.
 fn pi_chain_case(policy: &str, owner: &str) -> f64 {
+    chain_case(policy, &lock_decl(&format!("futex-{owner}")))
+}
+
+/// [`pi_chain_case`] with locks `a` and `b` declared by `decl`: the first owner has been
+/// asleep on `b` for about 200 ms when the UI starts waiting on `a`.
+fn chain_case(policy: &str, decl: &str) -> f64 {
     let text = format!(
         r#"
 name = "pi-chain"
@@ -228,12 +234,10 @@ context_switch_ns = 0
 migration_ns = 0
 [[locks]]
 name = "a"
-kind = "futex"
-owner = "{owner}"
+{decl}
 [[locks]]
 name = "b"
-kind = "futex"
-owner = "{owner}"
+{decl}
 [[threads]]
 name = "t2"
 process = "p"
@@ -263,6 +267,18 @@ program = [{{ op = "lock", lock = "a" }}, {{ op = "compute", us = 10 }}, {{ op =
     let r = run(&sc, Policy::parse(policy).unwrap(), 1, 2.0);
     assert!(!r.blocking.is_empty(), "{policy}: the UI never blocked");
     r.summary().max_blocking_us
+}
+
+#[test]
+fn superpass_follows_a_blocker_that_was_asleep_on_a_kernel_lock_before_the_wait() {
+    // The first owner's wait on `b` began before it mattered: only the module's record of
+    // waits in progress tells the engine, when it boosts that owner, whom it waits for.
+    for kind in ["mutex", "rwsem"] {
+        let sp = chain_case("superpass", &lock_decl(kind));
+        assert!(sp < 15_000.0, "superpass through two {kind}es: {sp} µs");
+        let stock = chain_case("default", &lock_decl(kind));
+        assert!(stock > 50_000.0, "stock through two {kind}es: {stock} µs");
+    }
 }
 
 #[test]

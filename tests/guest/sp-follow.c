@@ -4,7 +4,7 @@
  * (only) the lock owner it saw when it started waiting, on real kernel locks
  * (/dev/superpass-test's mutex and rwsem). SuperPass has to follow the lock.
  *
- * usage: sp-follow -s storm|handoff|chain [-m off,on,off_n10,on_n10] [-d SECS] [-H HOGS]
+ * usage: sp-follow -s storm|handoff|chain|chain-asleep [-m off,on,off_n10,on_n10] [-d SECS] [-H HOGS]
  *                  [-p PERIOD_US] [-e EPISODE_MS] [-r READERS] [-a A_US]
  *                  [-b B_US] [-i INNER_US] [-t TUNABLE=VALUE]...
  *                  [-R MIN_REDUCTION_PCT] [-N MIN_WAITS]
@@ -29,8 +29,11 @@
  *            woken when T2 holds it, takes the mutex, waits until the
  *            critical thread waits for it, works A_US, then takes the rwsem
  *            for writing (INNER_US inside): critical -> T1 -> T2. T1's rwsem
- *            wait starts after the critical thread's wait: SuperPass learns
- *            of a blocker's own wait only if it starts while it is boosted.
+ *            wait starts after the critical thread's wait, while T1 is boosted.
+ *   chain-asleep  The chain, but T1 takes the rwsem right after the mutex
+ *            (give -a 0) and the critical thread waits for the mutex only
+ *            once T1 sleeps on the rwsem: the engine learns T1's wait when
+ *            it boosts T1, from the module's record of waits in progress.
  *
  * Every blocker waits for its episode at nice 0, so that it is in place when
  * the episode needs it, and does its work inside the lock at nice 19
@@ -85,6 +88,8 @@
 enum scenario { STORM, HANDOFF, CHAIN };
 
 static enum scenario scen;
+/* chain-asleep: T1 is already asleep on the rwsem when the critical thread waits for the mutex. */
+static int asleep;
 static const char *scen_name;
 static int duration = 30, nhogs = 4, period_us = 1000, episode_ms = -1, nreaders = 12;
 static int a_us = -1, b_us = -1, inner_us = 100;
@@ -242,7 +247,7 @@ static void *follower(void *arg)
 		if (scen == CHAIN) {
 			/* T1's rwsem wait must start after the critical one, for the chain to be seen. */
 			l.flags &= ~SPT_F_YIELD;
-			l.flags |= SPT_F_AWAIT | SPT_F_NEST;
+			l.flags |= (asleep ? 0 : SPT_F_AWAIT) | SPT_F_NEST;
 			l.hold_us = a_us;
 			l.inner_op = SPT_OP_WRITE;
 			l.inner_us = inner_us;
@@ -530,14 +535,16 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!scen_name || (strcmp(scen_name, "storm") && strcmp(scen_name, "handoff") && strcmp(scen_name, "chain"))) {
-		fprintf(stderr, "-s: storm, handoff or chain\n");
+	if (!scen_name || (strcmp(scen_name, "storm") && strcmp(scen_name, "handoff") && strcmp(scen_name, "chain") &&
+			   strcmp(scen_name, "chain-asleep"))) {
+		fprintf(stderr, "-s: storm, handoff, chain or chain-asleep\n");
 		return 2;
 	}
+	asleep = !strcmp(scen_name, "chain-asleep");
 	scen = !strcmp(scen_name, "storm") ? STORM : !strcmp(scen_name, "handoff") ? HANDOFF : CHAIN;
 	/* Defaults per scenario: -a is the reader's / A's / T1's work, -b B's / T2's. */
 	if (a_us < 0)
-		a_us = scen == STORM ? 300 : scen == HANDOFF ? 500 : 100;
+		a_us = scen == STORM ? 300 : scen == HANDOFF ? 500 : asleep ? 0 : 100;
 	if (b_us < 0)
 		b_us = 1500;
 	if (episode_ms < 0)

@@ -38,6 +38,8 @@ fn c_type(ty: &str) -> Option<&'static str> {
         "*const c_void" => "const void *",
         "*const i32" => "const s32 *",
         "*mut u64" => "u64 *",
+        "*mut u32" => "u32 *",
+        "*mut i32" => "s32 *",
         _ => return None,
     })
 }

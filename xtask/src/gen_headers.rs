@@ -708,6 +708,11 @@ fn module_consts() -> String {
     );
     let _ = writeln!(
         o,
+        "/* The lock-free record of waits in progress (tunables::WAIT_TABLE_SLOTS). */\n#define SP_WAIT_TABLE_SLOTS {}\n",
+        superpass_core::tunables::WAIT_TABLE_SLOTS
+    );
+    let _ = writeln!(
+        o,
         "/* Groups of per-lock-operation probes attached on demand (superpass_core::probes). */\n#define SP_PROBES_OWNERS {}\n#define SP_PROBES_READERS {}\n",
         superpass_core::probes::OWNERS,
         superpass_core::probes::READERS

@@ -282,13 +282,14 @@ impl SuperPass {
     #[inline(always)]
     fn place(&mut self, w: &World, a: Answer, out: &mut Vec<Action>) {
         if matches!(a, Answer::Boosted(_)) {
-            self.place_boosted(w, a, out);
+            self.place_boosted(w, a, out, 0);
         }
     }
 
-    /// [`Self::place`] when some task was newly boosted.
+    /// [`Self::place`] when some task was newly boosted; `depth` counts the asleep waits
+    /// followed so far, as the module's `place` does.
     #[inline(never)]
-    fn place_boosted(&mut self, w: &World, a: Answer, out: &mut Vec<Action>) {
+    fn place_boosted(&mut self, w: &World, a: Answer, out: &mut Vec<Action>, depth: usize) {
         for &b in a.newly_boosted() {
             let Some(&bi) = self.idx.get(&b) else {
                 continue;
@@ -300,7 +301,45 @@ impl SuperPass {
                 if self.handle(w.now, ev) == Answer::Resched {
                     out.push(Action::Resched(cpu));
                 }
+            } else if depth < superpass_core::tunables::MAX_DEPTH {
+                self.follow_asleep(w, bi, out, depth);
             }
+        }
+    }
+
+    /// A newly boosted task asleep in a kernel mutex or rwsem wait has that wait reported,
+    /// as the module does from its record of waits in progress (`module/superpass_waits.c`):
+    /// the wait may have begun before the task mattered, when no probe reported it.
+    #[cold]
+    fn follow_asleep(&mut self, w: &World, t: TaskIdx, out: &mut Vec<Action>, depth: usize) {
+        let Some(l) = w.task(t).blocked_on else {
+            return;
+        };
+        if w.lock_vis[l as usize] != Visibility::Kernel {
+            return; // the record holds mutex and rwsem waits only
+        }
+        let lock = &w.locks[l as usize];
+        let kind = match lock {
+            crate::locks::Lock::Rwsem(r) => match r.waiters.iter().find(|q| q.0 == t) {
+                Some(&(_, true)) => LockKind::RwsemRead,
+                Some(_) => LockKind::RwsemWrite,
+                None => return,
+            },
+            _ => LockKind::Mutex,
+        };
+        let owner = lock.owner();
+        if kind != LockKind::Mutex {
+            self.lock_seen(w, t, l, owner);
+        }
+        let ev = LockEvent::WaitStart {
+            waiter: t,
+            lock: l,
+            kind,
+            owner,
+        };
+        let a = self.handle(w.now, Self::core_event(w, ev, false));
+        if matches!(a, Answer::Boosted(_)) {
+            self.place_boosted(w, a, out, depth + 1);
         }
     }
 

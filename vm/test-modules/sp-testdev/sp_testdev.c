@@ -49,6 +49,8 @@ static atomic_t spt_release = ATOMIC_INIT(0);
 static atomic_t spt_leads = ATOMIC_INIT(0);
 static atomic_t spt_setup = ATOMIC_INIT(0);
 static atomic_t spt_lead_mutex = ATOMIC_INIT(0);
+/* A follower that nests without SPT_F_AWAIT is on its way to the rwsem's wait list. */
+static atomic_t spt_nest_early = ATOMIC_INIT(0);
 /* SPT_F_JOIN callers gone for their lock that do not hold it yet. */
 static atomic_t spt_joining = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(spt_episode_wq);
@@ -204,7 +206,8 @@ static int spt_follow(u32 flags, u32 ms)
 static bool spt_settling(void)
 {
 	return atomic_read(&spt_setup) ||
-	       (atomic_read(&spt_lead_mutex) && list_empty(&spt_mutex.wait_list));
+	       (atomic_read(&spt_lead_mutex) && list_empty(&spt_mutex.wait_list)) ||
+	       (atomic_read(&spt_nest_early) && list_empty(&spt_rwsem.wait_list));
 }
 
 /* SPT_SETTLE: polled, as nothing signals that a follower got queued. */
@@ -261,6 +264,9 @@ static long spt_lock_ex(unsigned long arg)
 		r = spt_follow(l.flags, l.timeout_ms);
 		if (r)
 			return r;
+		/* Settled once it sleeps on the rwsem: a waiter then finds it asleep there. */
+		if ((l.flags & SPT_F_FOLLOW) && (l.flags & SPT_F_NEST) && !(l.flags & SPT_F_AWAIT))
+			atomic_set(&spt_nest_early, 1);
 	}
 	if (l.flags & SPT_F_JOIN)
 		atomic_inc(&spt_joining);
@@ -268,8 +274,10 @@ static long spt_lock_ex(unsigned long arg)
 	r = spt_take(l.op);
 	if (l.flags & SPT_F_JOIN)
 		atomic_dec(&spt_joining);
-	if (r)
+	if (r) {
+		atomic_set(&spt_nest_early, 0);
 		return r;
+	}
 	t1 = ktime_get_ns();
 	l.wait_ns = t1 - t0;
 	l.inner_wait_ns = 0;
@@ -289,6 +297,7 @@ static long spt_lock_ex(unsigned long arg)
 		u64 t = ktime_get_ns();
 
 		r = spt_take(l.inner_op);
+		atomic_set(&spt_nest_early, 0);
 		if (!r) {
 			l.inner_wait_ns = ktime_get_ns() - t;
 			spt_work(l.inner_us);
