@@ -113,6 +113,23 @@ pub fn detect(buf: &[u8]) -> Format {
 
 /// A text trace may begin with a blank line (0x0a, also Perfetto's first tag byte); a real
 /// Perfetto packet is followed by a length and binary data.
+/// How much of a file [`is_bare_perfetto`] needs.
+pub const HEAD_LEN: usize = 8192;
+
+/// Whether a file whose first bytes are `head` is a bare (uncompressed) Perfetto trace, as
+/// [`detect`] of the whole file would say. Told from the first [`HEAD_LEN`] bytes alone, so
+/// that the trace can be decoded as it is read; `false` for a shorter `head`, and when the
+/// answer would need more of the file (it may look like text).
+pub fn is_bare_perfetto(head: &[u8]) -> bool {
+    // A first byte 0x0a (`Trace.packet`) that is not followed by text decides `detect`
+    // once the magic numbers, the atrace header and the HTML lead (after at most 4 KiB of
+    // white space) are ruled out, and those lie within the first HEAD_LEN bytes.
+    head.len() >= HEAD_LEN
+        && head[0] == 0x0a
+        && !starts_like_text(head)
+        && detect(head) == Format::Perfetto
+}
+
 fn starts_like_text(buf: &[u8]) -> bool {
     let rest = &buf[1..buf.len().min(256)];
     ftrace_text::looks_like_text(rest)

@@ -1,6 +1,7 @@
 //! Detects a trace's format, decodes it and writes the SQLite database.
 
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
@@ -238,6 +239,70 @@ fn decode_timed(buf: &[u8]) -> Result<(Vec<Format>, Events), ImportError> {
     Ok(r)
 }
 
+/// Bytes read at a time from a bare Perfetto trace file.
+const CHUNK: usize = 1 << 20;
+
+/// Decodes the trace in the file at `path`; the formats are outside in, the trace's own
+/// last. A bare Perfetto trace is decoded as it is read, [`CHUNK`] bytes at a time, so that
+/// the file and its events are not in memory at once; any other format is read whole.
+fn decode_file(path: &Path) -> Result<(Vec<Format>, Events), ImportError> {
+    let t = std::time::Instant::now();
+    let io = |e: std::io::Error| ImportError::Io(e).in_file(path, &[]);
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut buf = Vec::new();
+    read_more(&mut file, &mut buf, CHUNK).map_err(io)?;
+    if buf.len() < CHUNK || !crate::format::is_bare_perfetto(&buf) {
+        file.read_to_end(&mut buf).map_err(io)?;
+        return decode_timed(&buf).map_err(|e| name_file(e, path, &buf));
+    }
+    let mut ev = Events::default();
+    decode_chunks(&mut file, buf, CHUNK, &mut ev).map_err(|e| match e {
+        ImportError::Format(_) => ImportError::File {
+            path: path.to_owned(),
+            formats: vec![Format::Perfetto],
+            err: Box::new(e),
+        },
+        e => e.in_file(path, &[Format::Perfetto]),
+    })?;
+    if timing() {
+        eprintln!(
+            "timing: decode {:?} (read {} KiB at a time; peak RSS {})",
+            t.elapsed(),
+            CHUNK >> 10,
+            peak_rss()
+        );
+    }
+    Ok((vec![Format::Perfetto], ev))
+}
+
+/// Appends up to `n` more bytes of `r` to `buf`; whether `r` ended before that.
+fn read_more(r: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> std::io::Result<bool> {
+    let got = r.by_ref().take(n as u64).read_to_end(buf)?;
+    Ok(got < n)
+}
+
+/// Decodes the Perfetto trace that starts with `buf` and continues in `r`, reading `chunk`
+/// bytes at a time.
+fn decode_chunks(
+    r: &mut impl Read,
+    mut buf: Vec<u8>,
+    chunk: usize,
+    ev: &mut Events,
+) -> Result<(), ImportError> {
+    let mut s = perfetto::StreamDecoder::default();
+    let format = |e: perfetto::DecodeError| ImportError::Format(e.to_string());
+    loop {
+        // Always read: the bytes left over are a field that was not whole.
+        let eof = read_more(r, &mut buf, chunk)?;
+        let used = s.feed(&buf, eof, ev).map_err(format)?;
+        buf.drain(..used);
+        if eof {
+            break;
+        }
+    }
+    s.finish().map_err(format)
+}
+
 /// Builds the rows from `ev`, which it frees as it goes.
 fn model_timed(ev: Events) -> Model {
     let t = std::time::Instant::now();
@@ -409,10 +474,7 @@ fn name_file(e: ImportError, path: &Path, buf: &[u8]) -> ImportError {
 /// left as it was.
 pub fn import_file(input: &Path, output: &Path) -> Result<Summary, ImportError> {
     check_output(input, output)?;
-    let buf = read(input)?;
-    let (formats, ev) = decode_timed(&buf).map_err(|e| name_file(e, input, &buf))?;
-    // The events own their strings: the input can go before the rows are built.
-    drop(buf);
+    let (formats, ev) = decode_file(input)?;
     let m = model_timed(ev);
     let s = summary(formats, &m);
     let partial = partial_path(output);
@@ -449,4 +511,87 @@ pub fn open_any(path: &Path) -> Result<(Connection, Option<Summary>), ImportErro
     }
     let (conn, s) = import_in_memory(&buf).map_err(|e| name_file(e, path, &buf))?;
     Ok((conn, Some(s)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What decoding `bytes` gives, whole or read `chunk` bytes at a time.
+    fn decoded(bytes: &[u8], chunk: Option<usize>) -> String {
+        let mut ev = Events::default();
+        let r = match chunk {
+            None => perfetto::decode(bytes, &mut ev).map_err(|e| e.to_string()),
+            Some(n) => {
+                let mut r = bytes;
+                decode_chunks(&mut r, Vec::new(), n, &mut ev).map_err(|e| e.to_string())
+            }
+        };
+        format!("{r:?}\n{ev:?}")
+    }
+
+    #[test]
+    fn a_trace_read_in_chunks_decodes_as_the_whole() {
+        let (trace, _) = crate::synth::contended_trace(200 << 10, 2);
+        // The offset of each top-level field, to damage the framing between packets.
+        let mut starts = Vec::new();
+        let mut fields = crate::wire::Fields::new(&trace);
+        while fields.next().is_some() {
+            starts.push(fields.position());
+        }
+        let mid = starts[starts.len() / 2];
+        let framing_error = [&trace[..mid], &[0x00, 0x01], &trace[mid..]].concat();
+        let cases: [(&str, &[u8]); 5] = [
+            ("whole", &trace),
+            ("truncated", &trace[..trace.len() - 100]),
+            ("framing error", &framing_error),
+            ("not a trace", &[0x0a, 0xff, 0xff, 0xff, 0x0f, 1, 2]),
+            ("empty", &[]),
+        ];
+        for (what, bytes) in cases {
+            let whole = decoded(bytes, None);
+            for chunk in [1, 7, 4096, 65536, trace.len() + 1] {
+                assert_eq!(decoded(bytes, Some(chunk)), whole, "{what}, chunk {chunk}");
+            }
+        }
+        assert!(decoded(&trace, None).starts_with("Ok"));
+        assert!(decoded(&framing_error, None).contains("framing error after"));
+        assert!(decoded(&trace[..trace.len() - 100], None).contains("truncated: true"));
+    }
+
+    #[test]
+    fn a_file_imports_the_same_read_in_chunks_or_whole() {
+        let dir = std::env::temp_dir().join(format!("sp-chunks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Bigger than one chunk, so that the file is read in pieces.
+        let (trace, events) = crate::synth::contended_trace(CHUNK * 5 / 2, 2);
+        assert!(crate::format::is_bare_perfetto(&trace[..CHUNK]));
+        let input = dir.join("t.pftrace");
+        std::fs::write(&input, &trace).unwrap();
+        let output = dir.join("t.db");
+        let from_file = import_file(&input, &output).unwrap();
+        let (conn, in_memory) = import_in_memory(&trace).unwrap();
+        assert_eq!(from_file.events, events);
+        assert_eq!(format!("{from_file}"), format!("{in_memory}"));
+        let file = Connection::open(&output).unwrap();
+        let rows = |c: &Connection| -> Vec<String> {
+            let mut st = c
+                .prepare("SELECT ts, dur, utid, state FROM thread_state ORDER BY id")
+                .unwrap();
+            st.query_map([], |r| {
+                Ok(format!(
+                    "{} {} {} {}",
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, String>(3)?
+                ))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+        };
+        assert_eq!(rows(&file), rows(&conn));
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -77,42 +77,81 @@ const MAX_INFLATED: usize = 1 << 30;
 
 /// Decodes a whole `Trace` message, appending to `ev`; see the module doc for recovery.
 pub fn decode(buf: &[u8], ev: &mut Events) -> Result<(), DecodeError> {
-    let mut d = Decoder::default();
-    let mut packets = 0u64;
-    for field in Fields::new(buf) {
-        match field {
-            Ok((trace::PACKET, Value::Bytes(p))) => {
-                packets += 1;
-                if let Err(e) = d.packet(p, ev) {
-                    ev.diag.corrupt += 1;
-                    ev.diag.note(format!("packet {packets}: {e}; skipped"));
-                }
-            }
-            Ok((n, _)) => ev.diag.skip(&format!("trace:field_{n}")),
-            Err(e @ WireError::Truncated { .. }) => {
-                if packets == 0 {
-                    return Err(DecodeError::NotATrace(e));
-                }
-                ev.diag.truncated = true;
-                ev.diag.note(format!(
-                    "trace truncated after {packets} packets ({e}); the partial packet was dropped"
-                ));
-            }
-            Err(e) => {
-                if packets == 0 {
-                    return Err(DecodeError::NotATrace(e));
-                }
-                ev.diag.corrupt += 1;
-                ev.diag.note(format!(
-                    "framing error after {packets} packets ({e}); the rest of the file was skipped"
-                ));
-            }
+    let mut s = StreamDecoder::default();
+    s.feed(buf, true, ev)?;
+    s.finish()
+}
+
+/// Decodes a `Trace` message that arrives in pieces (a file read a chunk at a time, so that
+/// the whole file is never in memory), with the same events, diagnostics and errors as
+/// [`decode`] of the whole.
+#[derive(Default)]
+pub struct StreamDecoder {
+    d: Decoder,
+    packets: u64,
+    /// Bytes of the input consumed before the current piece.
+    offset: usize,
+    /// A framing error ended the input: the rest is skipped.
+    stopped: bool,
+}
+
+impl StreamDecoder {
+    /// Decodes the whole fields at the start of `buf`, which continues the input after the
+    /// bytes consumed so far, and returns how many bytes it consumed: the caller passes the
+    /// rest again, followed by more input. `eof`: no more input follows `buf`.
+    pub fn feed(&mut self, buf: &[u8], eof: bool, ev: &mut Events) -> Result<usize, DecodeError> {
+        if self.stopped {
+            return Ok(buf.len());
         }
+        let mut fields = Fields::new(buf);
+        let mut used = 0;
+        while let Some(field) = fields.next() {
+            match field {
+                Ok((trace::PACKET, Value::Bytes(p))) => {
+                    self.packets += 1;
+                    if let Err(e) = self.d.packet(p, ev) {
+                        ev.diag.corrupt += 1;
+                        ev.diag
+                            .note(format!("packet {}: {e}; skipped", self.packets));
+                    }
+                }
+                Ok((n, _)) => ev.diag.skip(&format!("trace:field_{n}")),
+                // The field may be whole once more input arrives.
+                Err(WireError::Truncated { .. }) if !eof => break,
+                Err(e) => {
+                    self.stopped = true;
+                    let e = e.shifted(self.offset);
+                    let packets = self.packets;
+                    if packets == 0 {
+                        return Err(DecodeError::NotATrace(e));
+                    }
+                    if let WireError::Truncated { .. } = e {
+                        ev.diag.truncated = true;
+                        ev.diag.note(format!(
+                            "trace truncated after {packets} packets ({e}); the partial packet was dropped"
+                        ));
+                    } else {
+                        ev.diag.corrupt += 1;
+                        ev.diag.note(format!(
+                            "framing error after {packets} packets ({e}); the rest of the file was skipped"
+                        ));
+                    }
+                    return Ok(buf.len());
+                }
+            }
+            used = fields.position();
+        }
+        self.offset += used;
+        Ok(used)
     }
-    if packets == 0 {
-        return Err(DecodeError::NoPackets);
+
+    /// Ends the input: an error if it held no packet.
+    pub fn finish(self) -> Result<(), DecodeError> {
+        if self.packets == 0 {
+            return Err(DecodeError::NoPackets);
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The first string of a repeated string field, or the only one.

@@ -50,6 +50,22 @@ impl fmt::Display for WireError {
 
 impl std::error::Error for WireError {}
 
+impl WireError {
+    /// The same error, its offset counted from `by` bytes earlier (for a buffer that is a
+    /// piece of a longer input).
+    pub fn shifted(self, by: usize) -> WireError {
+        match self {
+            WireError::Truncated { at } => WireError::Truncated { at: at + by },
+            WireError::VarintTooLong { at } => WireError::VarintTooLong { at: at + by },
+            WireError::BadWireType { wire_type, at } => WireError::BadWireType {
+                wire_type,
+                at: at + by,
+            },
+            WireError::FieldZero { at } => WireError::FieldZero { at: at + by },
+        }
+    }
+}
+
 /// One field's payload, borrowed from the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Value<'a> {
