@@ -240,7 +240,7 @@ fn decode_timed(buf: &[u8]) -> Result<(Vec<Format>, Events), ImportError> {
 }
 
 /// Bytes read at a time from a bare Perfetto trace file.
-const CHUNK: usize = 1 << 20;
+const CHUNK: usize = 256 << 10;
 
 /// Decodes the trace in the file at `path`; the formats are outside in, the trace's own
 /// last. A bare Perfetto trace is decoded as it is read, [`CHUNK`] bytes at a time, so that
@@ -361,6 +361,10 @@ fn bulk_pragmas(conn: &Connection) -> rusqlite::Result<()> {
     )
 }
 
+/// SQLite's page cache, in KiB, when an import writes a file: a fixed part of the import's
+/// memory, whatever the trace's size.
+pub const FILE_CACHE_KIB: u32 = 2048;
+
 /// The file an import writes before renaming it to `output`.
 fn partial_path(output: &Path) -> PathBuf {
     let mut name = output.file_name().unwrap_or_default().to_os_string();
@@ -372,6 +376,11 @@ fn partial_path(output: &Path) -> PathBuf {
 fn write_file(m: Model, path: &Path) -> Result<(), ImportError> {
     let mut conn = Connection::open(path)?;
     bulk_pragmas(&conn)?;
+    // A small page cache: SQLite writes pages to the file as they fill, instead of holding
+    // the whole database in memory until the commit (no journal, so nothing else is
+    // written). Measured no slower: the rows are appended, and the pages an append needs
+    // stay in the cache.
+    conn.execute_batch(&format!("PRAGMA cache_size = -{FILE_CACHE_KIB}"))?;
     write_sql(&mut conn, m)?;
     conn.close().map_err(|(_, e)| e)?;
     // synchronous = OFF: SQLite did not flush the file.

@@ -434,9 +434,9 @@ pub fn build(mut ev: Events) -> Model {
         });
     }
 
-    // Each kind of event is freed once its rows are built, so that the events and the rows
-    // do not all stay in memory at once. The slice rows come first: the slice events then
-    // go before the biggest table, thread_state, is built. (Neither pass reads the other's
+    // The events are freed as their rows are built, so that the events and the rows do not
+    // all stay in memory at once. The slice rows come first: the slice events are then
+    // gone before the biggest table, thread_state, is built. (Neither pass reads the other's
     // rows or interns a string the other looks up, so the order changes no row.)
     // The sched events are sorted on a second thread meanwhile: the two share nothing.
     let mut sched = std::mem::take(&mut ev.sched);
@@ -446,13 +446,11 @@ pub fn build(mut ev: Events) -> Model {
             sched
         });
         build_slices(&mut ev, &b, &upids, &mut m);
-        ev.slices = Vec::new();
         sorter
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p))
     });
     build_sched(&mut ev, &mut b, &mut m);
-    ev.sched = Vec::new();
 
     ev.superpass.sort_by_key(|e| (e.ts, e.seq));
     for e in ev.superpass.drain(..) {
@@ -506,20 +504,73 @@ pub fn build(mut ev: Events) -> Model {
 
 /// Puts sched events in (time, file) order.
 fn sort_sched(sched: &mut [crate::events::SchedEvent]) {
-    // A stable merge sort: events are in file order, in runs already sorted per CPU buffer,
-    // which it exploits. (Sorting 16-byte keys and gathering does fewer instructions but
-    // was slower: the gather's random reads miss the cache.)
-    sched.sort_by_key(|e| (e.ts, e.seq));
+    // In place: a merge sort would exploit the runs sorted per CPU buffer, but needs a
+    // scratch buffer half the events' size, at the import's peak of memory. The keys are
+    // unique (file order), so the order is the same. (Sorting 16-byte keys and gathering
+    // does fewer instructions but was slower: the gather's random reads miss the cache.)
+    sched.sort_unstable_by_key(|e| (e.ts, e.seq));
+}
+
+/// Rows per step in which [`Freeing`] gives memory back.
+const FREE_STEP: usize = 1 << 14;
+
+/// Yields the items of a vector in order and frees its memory as it goes, a step at a
+/// time: the events and the rows built from them then never take their whole size
+/// together.
+struct Freeing<T> {
+    /// The items not yet yielded, last first.
+    rev: Vec<T>,
+}
+
+impl<T> Freeing<T> {
+    fn new(mut items: Vec<T>) -> Self {
+        items.reverse();
+        Freeing { rev: items }
+    }
+}
+
+impl<T> Iterator for Freeing<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        let item = self.rev.pop();
+        if self.rev.capacity() - self.rev.len() >= FREE_STEP {
+            self.rev.shrink_to_fit();
+        }
+        item
+    }
 }
 
 /// Builds sched and thread_state from `ev.sched`, which must be sorted by [`sort_sched`].
 fn build_sched(ev: &mut Events, b: &mut Builder, m: &mut Model) {
     debug_assert!(ev.sched.is_sorted_by_key(|e| (e.ts, e.seq)));
+    let events = std::mem::take(&mut ev.sched);
     // Per thread: the index of its latest sleeping row, for `sched_blocked_reason`. A
     // thread's open row is its last.
     let mut last_sleep: Vec<Option<usize>> = vec![None; b.utids.len()];
+    // Each thread's rows and the sched rows are sized beforehand (at most one row per
+    // switch in or out and per wakeup): grown by doubling instead, their copies leave holes
+    // in the heap that make up much of an import's peak memory.
+    let mut sizes = vec![0usize; b.utids.len()];
+    let mut switches = 0;
+    for e in &events {
+        match e.kind {
+            SchedKind::Switch {
+                prev_tid, next_tid, ..
+            } => {
+                switches += 1;
+                // Without a `prev_tid` (compact sched), the thread is found while building.
+                if let Some(t) = prev_tid {
+                    sizes[b.utid(t) as usize] += 1;
+                }
+                sizes[b.utid(next_tid) as usize] += 1;
+            }
+            SchedKind::Waking { tid, .. } => sizes[b.utid(tid) as usize] += 1,
+            SchedKind::Blocked { .. } => {}
+        }
+    }
     let states = &mut m.thread_state;
-    states.resize_with(b.utids.len(), Vec::new);
+    states.extend(sizes.into_iter().map(Vec::with_capacity));
     let mut next_id = 0u32;
     let mut push = |rows: &mut Vec<StateRow>, mut row: StateRow| {
         row.id = next_id;
@@ -538,9 +589,9 @@ fn build_sched(ev: &mut Events, b: &mut Builder, m: &mut Model) {
     };
     // Per CPU: the running thread and its open sched row.
     let mut cpus: Vec<Option<(u32, usize)>> = Vec::new();
-    m.sched.reserve(ev.sched.len());
+    m.sched.reserve(switches);
 
-    for e in &ev.sched {
+    for e in Freeing::new(events) {
         let ts = e.ts;
         let cpu = e.cpu as usize;
         if cpu >= cpus.len() {
@@ -646,13 +697,15 @@ fn build_sched(ev: &mut Events, b: &mut Builder, m: &mut Model) {
 }
 
 fn build_slices(ev: &mut Events, b: &Builder, upids: &FastMap<i32, u32>, m: &mut Model) {
-    ev.slices.sort_by_key(|e| (e.ts, e.seq));
+    // In place, as `sort_sched`: the keys are unique.
+    let mut events = std::mem::take(&mut ev.slices);
+    events.sort_unstable_by_key(|e| (e.ts, e.seq));
     let mut thread_tracks: FastMap<u32, u32> = FastMap::default();
     let mut other_tracks: FastMap<TrackKey, u32> = FastMap::default();
     let mut stacks: Vec<Vec<usize>> = Vec::new();
     let mut nan = 0u64;
 
-    for e in &ev.slices {
+    for e in Freeing::new(events) {
         // Resolve the track: thread tracks merge atrace and track-event slices.
         let thread = match e.track {
             TrackKey::Thread(tid) => Some(tid),

@@ -320,3 +320,55 @@ proptest! {
         }
     }
 }
+
+/// The peak memory (kB) an import of `trace` reports, from the CLI's timing lines.
+#[cfg(target_os = "linux")]
+fn import_peak_kb(dir: &std::path::Path, name: &str, trace: &[u8]) -> u64 {
+    let input = dir.join(format!("{name}.pftrace"));
+    std::fs::write(&input, trace).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_superpass-trace"))
+        .arg("import")
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.join(format!("{name}.db")))
+        .env("SUPERPASS_TRACE_TIMING", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // The peak so far after each phase; the last is the whole import's (the close and the
+    // fsync allocate nothing).
+    let peaks: Vec<u64> = err
+        .lines()
+        .filter_map(|l| {
+            l.split("peak RSS ")
+                .nth(1)?
+                .strip_suffix(" kB)")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert!(peaks.len() >= 3, "no peak RSS in the timing lines: {err}");
+    peaks.into_iter().max().unwrap()
+}
+
+/// An import's memory grows by at most twice the trace file's size, on the 15 MiB synthetic
+/// trace the goal is set on. The fixed part (the program, SQLite's page cache) is measured
+/// on a tiny trace and counted apart.
+#[cfg(target_os = "linux")]
+#[test]
+fn import_memory_grows_at_most_twice_the_file() {
+    let dir = std::env::temp_dir().join(format!("sp-import-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (tiny, _) = superpass_trace::synth::contended_trace(16 << 10, 2);
+    let (big, _) = superpass_trace::synth::contended_trace(15 << 20, 2);
+    let fixed = import_peak_kb(&dir, "tiny", &tiny) + u64::from(import::FILE_CACHE_KIB);
+    let peak = import_peak_kb(&dir, "big", &big);
+    let file_kb = big.len() as u64 / 1024;
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        peak <= fixed + 2 * file_kb,
+        "peak {peak} kB: {} kB over the fixed {fixed} kB, more than twice the {file_kb} kB file",
+        peak - fixed
+    );
+}
