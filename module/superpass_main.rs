@@ -107,7 +107,8 @@ impl AsleepWait {
         let mut readers = [0i32; superpass_core::tunables::READER_TABLE_WAYS];
         // SAFETY: every pointer is to a local, and `readers` has room for the
         // `READER_TABLE_WAYS` TIDs the reader record can name.
-        let n = unsafe { ffi::sp_wait_of(tid, &mut lock, &mut kind, &mut owner, readers.as_mut_ptr()) };
+        let n =
+            unsafe { ffi::sp_wait_of(tid, &mut lock, &mut kind, &mut owner, readers.as_mut_ptr()) };
         if n == 0 {
             return None;
         }
