@@ -93,33 +93,17 @@ impl Drop for Guard {
     fn drop(&mut self) {
         // SAFETY: plain call; it reads the monotonic clock.
         let now = unsafe { ffi::sp_now() };
-        let probes = self.engine.probes_wanted(now);
-        let e = &self.engine;
-        let boosted = e.fast_track().boosted_count() as u32;
-        let critical = e.critical().len() as u32;
-        let (waits, futex_waits) = e.detector().waits().fold((0, 0), |(n, f), w| {
-            (n + 1, f + u32::from(w.kind == LockKind::Futex))
-        });
-        let (interest, boosted_lanes) = e.lanes();
-        let lock_lanes = e.lock_lanes();
-        let woken_lanes = e.woken_lanes();
-        let regrants = e.regrants_pending();
-        let enabled = e.enabled();
-        // SAFETY: the lock is held (type invariant); the mirrors are published under it so
-        // that they never go backwards, then the lock is released exactly once.
+        let p = self.engine.published(now);
+        // SAFETY: the lock is held (type invariant); the snapshot is stored under it so that
+        // the mirrors never go backwards, then the lock is released exactly once.
         unsafe {
             ffi::sp_publish(
-                boosted,
-                critical,
-                waits,
-                futex_waits,
-                interest,
-                boosted_lanes,
-                lock_lanes,
-                woken_lanes,
-                regrants,
-                enabled,
-                probes,
+                p.gates,
+                p.interest_lanes,
+                p.boosted_lanes,
+                p.lock_lanes,
+                p.woken_lanes,
+                p.probes,
             );
             ffi::sp_engine_unlock(self.flags);
         }

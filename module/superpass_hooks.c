@@ -57,28 +57,13 @@ void sp_engine_unlock(unsigned long flags)
 	raw_spin_unlock_irqrestore(&sp_lock, flags);
 }
 
-void sp_publish(u32 nr_boosted, u32 nr_critical, u32 nr_waits, u32 nr_futex_waits,
-		u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, u64 woken_lanes,
-		bool regrants, bool enabled, u32 probes)
+/*
+ * Stores the engine's snapshot (Engine::published(), which decides every
+ * bit) for the probes; called with the engine lock held.
+ */
+void sp_publish(u32 gates, u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes,
+		u64 woken_lanes, u32 probes)
 {
-	u32 gates = 0;
-
-	if (enabled && (nr_critical || nr_boosted))
-		gates |= SP_GATE_WAITS;
-	if (enabled && nr_critical)
-		gates |= SP_GATE_OWNERS;
-	if (enabled && (nr_boosted || nr_waits))
-		gates |= SP_GATE_OWNERSHIP;
-	if (enabled && nr_futex_waits)
-		gates |= SP_GATE_FUTEX_WAITS;
-	if (nr_boosted)
-		gates |= SP_GATE_BOOSTING;
-	if (nr_critical || nr_boosted)
-		gates |= SP_GATE_TASKS;
-	if (enabled && woken_lanes)
-		gates |= SP_GATE_WOKEN;
-	if (enabled && regrants)
-		gates |= SP_GATE_REGRANT;
 	/* The reader record is kept only while readers are recorded (sp_owners_matter()). */
 	if (sp_owners_matter() && !(gates & SP_GATE_OWNERS))
 		sp_readers_clear();

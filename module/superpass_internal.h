@@ -20,19 +20,12 @@ struct rq;
 struct sched_entity;
 
 /*
- * The gates: one word of flags computed from the engine's state and
- * published under the engine lock after every engine call
- * (superpass_hooks.c), so that a probe decides with one load whether its
- * event can change anything.
+ * The gates: one word of SP_GATE_* flags (superpass_consts.h, from
+ * superpass-core's gates module, which says what each lets through) that the
+ * engine decides and sp_publish() stores under the engine lock after every
+ * engine call, so that a probe decides with one load whether its event can
+ * change anything.
  */
-#define SP_GATE_WAITS		BIT(0)	/* on, and something critical or boosted */
-#define SP_GATE_OWNERS		BIT(1)	/* on, and something critical */
-#define SP_GATE_OWNERSHIP	BIT(2)	/* on, and something boosted or a tracked wait */
-#define SP_GATE_FUTEX_WAITS	BIT(3)	/* on, and a tracked owner-hinted futex wait */
-#define SP_GATE_BOOSTING	BIT(4)	/* something boosted */
-#define SP_GATE_TASKS		BIT(5)	/* something critical or boosted (on or not) */
-#define SP_GATE_WOKEN		BIT(6)	/* on, and a release woke a critical waiter */
-#define SP_GATE_REGRANT		BIT(7)	/* on, and a budget-revoked task awaits its next window */
 extern atomic_t sp_gates;
 
 static inline bool sp_gate(u32 g)

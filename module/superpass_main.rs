@@ -49,16 +49,11 @@ mod ffi {
         pub(crate) fn sp_engine_lock() -> c_ulong;
         pub(crate) fn sp_engine_unlock(flags: c_ulong);
         pub(crate) fn sp_publish(
-            nr_boosted: u32,
-            nr_critical: u32,
-            nr_waits: u32,
-            nr_futex_waits: u32,
+            gates: u32,
             interest_lanes: u64,
             boosted_lanes: u64,
             lock_lanes: u64,
             woken_lanes: u64,
-            regrants: bool,
-            enabled: bool,
             probes: u32,
         );
         pub(crate) fn sp_now() -> u64;

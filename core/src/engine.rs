@@ -92,7 +92,10 @@ macro_rules! cx {
 mod control;
 mod invariants;
 mod locks;
+mod published;
 mod sched;
+
+pub use published::Published;
 
 impl<O: Observer> Engine<O> {
     /// A disabled engine with default tunables for `nr_cpus` CPUs.

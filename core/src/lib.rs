@@ -17,8 +17,10 @@
 //! Data flow: platform hooks report [`Event`]s to [`Engine::handle`] (or call the method it
 //! dispatches to) and apply the [`Answer`]; the engine consults [`critical`], feeds the
 //! [`detector`], turns the blockers it names into grants held by [`fasttrack`], and accounts
-//! everything in [`stats`], all bounded by [`tunables`]. [`abi`] decodes and encodes the ioctl
-//! messages and [`Engine::ioctl`] applies them.
+//! everything in [`stats`], all bounded by [`tunables`]. After each call the platform stores
+//! [`Engine::published`], whose [`gates`] and lanes its hooks test lock-free to keep unrelated
+//! events out of the engine. [`abi`] decodes and encodes the ioctl messages and
+//! [`Engine::ioctl`] applies them.
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -43,13 +45,14 @@ pub mod engine;
 pub mod event;
 pub mod fasttrack;
 pub mod filter;
+pub mod gates;
 pub mod observer;
 pub mod probes;
 pub mod stats;
 pub mod tunables;
 pub mod wakes;
 
-pub use engine::{Boosted, Engine};
+pub use engine::{Boosted, Engine, Published};
 pub use event::{Answer, Event};
 pub use observer::{NoObserver, Observer, RevokeReason};
 

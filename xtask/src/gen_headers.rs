@@ -1,11 +1,11 @@
 //! `cargo xtask gen-headers`: writes the C view of the ABI from superpass-core's own tables.
 //!
 //! superpass-core is the one definition of the `/dev/superpass` ABI, the counters, the
-//! tunables, the lock kinds, the mechanism bits and the revoke reasons. C code (the guest test
-//! programs, the module's C companion and its tracepoints) needs the same values, so they are
-//! generated here, never typed by hand: every number and name below is read from core (its
-//! constants, its `COMMANDS`, `TUNABLES`, `COUNTER_NAMES`, `MECH_NAMES` and `ALL` tables, and
-//! `size_of`/`offset_of!` of its `#[repr(C)]` messages). The only things this file spells are
+//! tunables, the lock kinds, the mechanism bits, the revoke reasons and the gates. C code (the
+//! guest test programs, the module's C companion and its tracepoints) needs the same values, so
+//! they are generated here, never typed by hand: every number and name below is read from core
+//! (its constants, its `COMMANDS`, `TUNABLES`, `COUNTER_NAMES`, `MECH_NAMES` and `ALL` tables,
+//! and `size_of`/`offset_of!` of its `#[repr(C)]` messages). The only things this file spells are
 //! the C names: struct tags, field lists and which message each command carries, all checked
 //! against core while generating.
 
@@ -13,9 +13,9 @@ use crate::util::{root, wants_help};
 use std::fmt::Write as _;
 use std::fs;
 use std::mem::{offset_of, size_of};
-use superpass_core::abi;
 use superpass_core::stats::{COUNTER_NAMES, HIST_BUCKETS, NUM_COUNTERS};
 use superpass_core::tunables::{NUM_TUNABLES, TUNABLES};
+use superpass_core::{abi, gates};
 use superpass_core::{LockKind, RevokeReason, Role};
 
 const HELP: &str = "usage: cargo xtask gen-headers [--check]
@@ -34,17 +34,18 @@ single source of truth, so C never restates a number or a name by hand:
       user space, as name arrays (sp_counter_names[], ...).
   module/superpass_consts.h
       the module's internal constants (superpass.h includes it): the UAPI above,
-      the revoke reasons, and the symbol lists superpass_trace.h passes to
-      __print_symbolic (SP_TRACE_LOCK_KINDS, SP_TRACE_REVOKE_REASONS).
+      the revoke reasons, the gate bits (SP_GATE_*), and the symbol lists
+      superpass_trace.h passes to __print_symbolic (SP_TRACE_LOCK_KINDS,
+      SP_TRACE_REVOKE_REASONS).
   module/superpass_ffi.h
       the C prototypes of both directions of the seam between superpass.ko's
       Rust crate and its C companion (superpass.h includes it), spelled from the
       declarations in module/superpass_main.rs (xtask/src/ffi_header.rs).
 
 Every generated file starts with a banner saying so; edit core, not the header.
-After changing core's ABI, counters, tunables, lock kinds, mechanisms or revoke
-reasons, run this task and commit the headers with the change. `cargo test -p
-xtask` fails while a committed header is stale. A new message struct or a new
+After changing core's ABI, counters, tunables, lock kinds, mechanisms, revoke
+reasons or gates, run this task and commit the headers with the change. `cargo
+test -p xtask` fails while a committed header is stale. A new message struct or a new
 field also needs its C spelling in xtask/src/gen_headers.rs (generation fails
 and says so until it has one).
 
@@ -672,8 +673,9 @@ fn module_consts() -> String {
         "GPL-2.0",
         "SUPERPASS_CONSTS_H",
         "superpass.ko's constants from superpass-core: the UAPI (lock kinds, mechanism\n\
-         bits, ...), the revoke reasons, and the symbol lists of the superpass:*\n\
-         tracepoints (superpass_trace.h), so the trace text uses core's names.",
+         bits, ...), the revoke reasons, the gate bits, and the symbol lists of the\n\
+         superpass:* tracepoints (superpass_trace.h), so the trace text uses core's\n\
+         names.",
     );
     o.push_str("#include \"uapi/superpass_uapi.h\"\n\n");
     o.push_str("/* Why a grant ended (engine::RevokeReason): X(value, NAME, \"name\"). */\n");
@@ -717,6 +719,20 @@ fn module_consts() -> String {
         superpass_core::probes::OWNERS,
         superpass_core::probes::READERS
     );
+    o.push_str(
+        "/*\n * The gates (superpass_core::gates, which says what each lets through): one\n \
+         * word the engine decides after every call (Engine::published) and the probes\n \
+         * test lock-free before reaching it.\n */\n",
+    );
+    for (name, bit) in gates::ALL {
+        let _ = writeln!(
+            o,
+            "#define SP_GATE_{} (1U << {})",
+            ident(name),
+            bit.trailing_zeros()
+        );
+    }
+    o.push('\n');
     o.push_str("/* __print_symbolic() lists: { value, \"name\" }, ... */\n");
     let kinds: Vec<(String, &str)> = LockKind::ALL
         .iter()
@@ -808,6 +824,14 @@ mod tests {
         assert!(files[1]
             .text
             .contains("{ SP_KIND_RWSEM_READ, \"rwsem-read\" }"));
+        for (name, bit) in gates::ALL {
+            let define = format!(
+                "#define SP_GATE_{} (1U << {})\n",
+                ident(name),
+                bit.trailing_zeros()
+            );
+            assert!(files[1].text.contains(&define), "missing {define:?}");
+        }
     }
 
     /// The headers compile as C, so their static asserts hold: C's layout and ioctl numbers are

@@ -30,20 +30,25 @@ impl<O: Observer> Engine<O> {
         if !self.enabled {
             return 0;
         }
-        let mut needed = if self.ft.boosted_count() > 0 {
-            probes::OWNERS
-        } else {
-            0
-        };
+        let wait_probes = self
+            .detector
+            .waits()
+            .fold(0, |m, w| m | probes_for_wait(w.kind));
+        self.probes_given(now, wait_probes)
+    }
+
+    /// [`Engine::probes_wanted`] once the live waits are known to need `wait_probes` (the
+    /// union of [`probes_for_wait`]), for a caller that passes over the waits anyway.
+    pub(super) fn probes_given(&mut self, now: Nanos, wait_probes: u32) -> u32 {
+        if !self.enabled {
+            return 0;
+        }
+        let mut needed = wait_probes;
+        if self.ft.boosted_count() > 0 {
+            needed |= probes::OWNERS;
+        }
         if self.tun.readers_while_critical != 0 && !self.critical.is_empty() {
             needed |= probes::READERS;
-        }
-        for w in self.detector.waits() {
-            needed |= match w.kind {
-                LockKind::Mutex => probes::OWNERS,
-                LockKind::RwsemRead | LockKind::RwsemWrite => probes::ALL,
-                LockKind::Futex | LockKind::PiFutex => 0,
-            };
         }
         self.probes.update(now, needed, &self.tun)
     }
@@ -242,5 +247,15 @@ impl<O: Observer> Engine<O> {
     pub fn ioctl(&mut self, now: Nanos, cmd: u32, buf: &mut [u8]) -> Result<usize, AbiError> {
         let req = Request::decode(cmd, buf)?;
         self.apply(now, &req, buf)
+    }
+}
+
+/// The probe groups a tracked wait of `kind` needs: a kernel lock's owner changes must be seen
+/// while a wait is on it, and an rwsem's readers as well; a futex names its owner itself.
+pub(super) fn probes_for_wait(kind: LockKind) -> u32 {
+    match kind {
+        LockKind::Mutex => probes::OWNERS,
+        LockKind::RwsemRead | LockKind::RwsemWrite => probes::ALL,
+        LockKind::Futex | LockKind::PiFutex => 0,
     }
 }

@@ -1,0 +1,231 @@
+//! The published snapshot: what a platform's hooks read, lock-free, to skip the engine.
+
+use super::super::gates;
+use super::control::probes_for_wait;
+use super::*;
+
+/// One snapshot of the engine's state for lock-free readers, taken after each engine call.
+///
+/// A platform stores it where its hooks can read it without the engine lock, and each hook
+/// tests it before calling in: a clear gate or lane bit proves the event cannot change
+/// anything. Everything here is decided by the engine; the platform only stores it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Published {
+    /// The [`gates`] bits: which hook events may reach the engine at all.
+    pub gates: u32,
+    /// Bit `tid % 64` clear proves the task is not critical, not boosted and has no tracked
+    /// wait, so none of its lock events can matter ([`Engine::lanes`], first value).
+    pub interest_lanes: u64,
+    /// Bit `tid % 64` clear proves the task is not boosted, so its scheduler events cannot
+    /// matter ([`Engine::lanes`], second value).
+    pub boosted_lanes: u64,
+    /// Bit [`lock_lane`] clear proves no tracked wait is on the lock ([`Engine::lock_lanes`]).
+    pub lock_lanes: u64,
+    /// Bit `tid % 64` clear proves the task is not a critical waiter a release woke
+    /// ([`Engine::woken_lanes`]).
+    pub woken_lanes: u64,
+    /// The probe groups ([`probes`] bits) to keep attached ([`Engine::probes_wanted`]).
+    pub probes: u32,
+}
+
+/// `gate` if `set`, else no bit.
+#[inline(always)]
+const fn gate_if(set: bool, gate: u32) -> u32 {
+    if set {
+        gate
+    } else {
+        0
+    }
+}
+
+impl<O: Observer> Engine<O> {
+    /// The snapshot a platform publishes after each call it makes into the engine, as of `now`.
+    ///
+    /// It takes `&mut self` because the probe groups' linger advances with `now` (as
+    /// [`Engine::probes_wanted`]). One pass over the live waits.
+    pub fn published(&mut self, now: Nanos) -> Published {
+        let (mut tracked, mut futex, mut lock_lanes, mut wait_probes) = (false, false, 0u64, 0);
+        for w in self.detector.waits() {
+            tracked = true;
+            futex |= w.kind == LockKind::Futex;
+            lock_lanes |= 1u64 << lock_lane(w.lock);
+            wait_probes |= probes_for_wait(w.kind);
+        }
+        let probes = self.probes_given(now, wait_probes);
+        let (interest_lanes, boosted_lanes) = self.lanes();
+        let woken_lanes = self.detector.woken_lanes();
+        let on = self.enabled;
+        let critical = !self.critical.is_empty();
+        let boosted = self.ft.boosted_count() != 0;
+        let gates = gate_if(on && (critical || boosted), gates::WAITS)
+            | gate_if(on && critical, gates::OWNERS)
+            | gate_if(on && (boosted || tracked), gates::OWNERSHIP)
+            | gate_if(on && futex, gates::FUTEX_WAITS)
+            | gate_if(boosted, gates::BOOSTING)
+            | gate_if(critical || boosted, gates::TASKS)
+            | gate_if(on && woken_lanes != 0, gates::WOKEN)
+            | gate_if(on && self.ft.cooling(), gates::REGRANT);
+        Published {
+            gates,
+            interest_lanes,
+            boosted_lanes,
+            lock_lanes,
+            woken_lanes,
+            probes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::Role;
+    use super::*;
+    use gates::*;
+
+    const MS: Nanos = 1_000_000;
+    const L1: LockId = 0xffff_8880_0000_1000;
+
+    /// An enabled engine on two CPUs with critical thread 100.
+    fn engine() -> Engine {
+        let mut e = Engine::new(2, NoObserver);
+        e.set_enabled(0, true);
+        e.add_critical(0, 100, Role::Ui).unwrap();
+        e
+    }
+
+    /// The snapshot at `now`, checked against the engine's own accessors.
+    fn snap(e: &mut Engine, now: Nanos) -> Published {
+        let p = e.published(now);
+        let (interest, boosted) = e.lanes();
+        assert_eq!(p.interest_lanes, interest);
+        assert_eq!(p.boosted_lanes, boosted);
+        assert_eq!(p.lock_lanes, e.lock_lanes());
+        assert_eq!(p.woken_lanes, e.woken_lanes());
+        assert_eq!(
+            p.probes,
+            e.probes_wanted(now),
+            "same answer at the same time"
+        );
+        p
+    }
+
+    fn lane(x: u64) -> u64 {
+        1 << (x % 64)
+    }
+
+    #[test]
+    fn a_new_engine_publishes_nothing() {
+        let mut e: Engine = Engine::new(2, NoObserver);
+        assert_eq!(snap(&mut e, 0), Published::default());
+        e.set_enabled(0, true);
+        assert_eq!(
+            snap(&mut e, 0),
+            Published::default(),
+            "on, but nothing critical"
+        );
+    }
+
+    #[test]
+    fn a_registered_critical_thread_opens_its_waits_and_readers() {
+        let mut e = engine();
+        let p = snap(&mut e, MS);
+        assert_eq!(p.gates, WAITS | OWNERS | TASKS);
+        assert_eq!(p.interest_lanes, lane(100));
+        assert_eq!(p.boosted_lanes | p.lock_lanes | p.woken_lanes, 0);
+        assert_eq!(p.probes, probes::READERS);
+        // Off: only the exit gate stays, since the engine still names the thread.
+        e.set_enabled(2 * MS, false);
+        let p = snap(&mut e, 2 * MS);
+        assert_eq!(p.gates, TASKS);
+        assert_eq!(p.probes, 0);
+        e.remove_critical(3 * MS, 100).unwrap();
+        assert_eq!(snap(&mut e, 3 * MS).gates, 0);
+    }
+
+    #[test]
+    fn a_boost_opens_ownership_and_the_scheduler() {
+        let mut e = engine();
+        assert_eq!(
+            e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200))
+                .as_slice(),
+            &[200]
+        );
+        let p = snap(&mut e, MS);
+        assert_eq!(p.gates, WAITS | OWNERS | OWNERSHIP | BOOSTING | TASKS);
+        assert_eq!(p.boosted_lanes, lane(200));
+        assert_eq!(p.interest_lanes, lane(100) | lane(200));
+        assert_eq!(p.lock_lanes, 1 << lock_lane(L1));
+        assert_eq!(p.probes, probes::ALL);
+        // Unregistered while its blocker is boosted: the grant ends with the critical thread.
+        e.remove_critical(2 * MS, 100).unwrap();
+        let p = snap(&mut e, 2 * MS);
+        assert_eq!(p.gates & (OWNERS | BOOSTING), 0);
+        // Off: every grant ends, and with it every gate.
+        let mut e = engine();
+        e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+        e.set_enabled(2 * MS, false);
+        e.remove_critical(2 * MS, 100).unwrap();
+        assert_eq!(snap(&mut e, 2 * MS), Published::default());
+    }
+
+    #[test]
+    fn a_tracked_wait_without_a_boost_opens_ownership() {
+        let mut e = engine();
+        assert!(e
+            .wait_start(MS, 100, L1, LockKind::Mutex, None)
+            .as_slice()
+            .is_empty());
+        let p = snap(&mut e, MS);
+        assert_eq!(p.gates, WAITS | OWNERS | OWNERSHIP | TASKS);
+        assert_eq!(p.lock_lanes, 1 << lock_lane(L1));
+        e.wait_finish(2 * MS, 100, L1);
+        let p = snap(&mut e, 2 * MS);
+        assert_eq!(p.gates, WAITS | OWNERS | TASKS);
+        assert_eq!(p.lock_lanes, 0);
+    }
+
+    #[test]
+    fn only_an_owner_hinted_futex_wait_opens_the_futex_gate() {
+        let mut e = engine();
+        e.wait_start(MS, 100, L1, LockKind::PiFutex, Some(200));
+        assert_eq!(snap(&mut e, MS).gates & FUTEX_WAITS, 0, "a PI futex");
+        e.wait_finish(2 * MS, 100, L1);
+        assert_eq!(e.futex_wait(3 * MS, 100, 200, true).as_slice(), &[200]);
+        let p = snap(&mut e, 3 * MS);
+        assert_eq!(p.gates & FUTEX_WAITS, FUTEX_WAITS);
+        e.set_enabled(4 * MS, false);
+        assert_eq!(snap(&mut e, 4 * MS).gates & FUTEX_WAITS, 0, "off");
+    }
+
+    #[test]
+    fn a_woken_critical_waiter_opens_the_woken_gate_until_it_runs() {
+        let mut e = engine();
+        e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+        assert_eq!(snap(&mut e, MS).gates & WOKEN, 0);
+        e.owner_released(2 * MS, L1, 200);
+        e.waiter_woken(2 * MS, L1, 100, 200);
+        let p = snap(&mut e, 2 * MS);
+        assert_eq!(p.gates & WOKEN, WOKEN);
+        assert_eq!(p.woken_lanes, lane(100));
+        e.wait_finish(3 * MS, 100, L1);
+        let p = snap(&mut e, 3 * MS);
+        assert_eq!(p.gates & WOKEN, 0);
+        assert_eq!(p.woken_lanes, 0);
+    }
+
+    #[test]
+    fn a_budget_revoked_blocker_opens_the_regrant_gate() {
+        let mut e = engine();
+        let budget = e.tunables().budget_ns;
+        e.wait_start(0, 100, L1, LockKind::Mutex, Some(200));
+        e.enqueue(0, 0, 200);
+        assert_eq!(e.pick(0, 0, 300), Some(200));
+        assert_eq!(snap(&mut e, 0).gates & REGRANT, 0, "boosted, not revoked");
+        assert!(e.tick(budget, 0, 200));
+        let p = snap(&mut e, budget);
+        assert!(!e.is_boosted(200));
+        assert_eq!(p.gates & (REGRANT | BOOSTING), REGRANT);
+        e.set_enabled(budget + 1, false);
+        assert_eq!(snap(&mut e, budget + 1).gates & REGRANT, 0, "off");
+    }
+}
