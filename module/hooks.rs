@@ -13,7 +13,7 @@ use crate::ffi;
 use crate::state::{self, Guard};
 use crate::superpass_core::detector::MAX_BLOCKERS;
 use crate::superpass_core::tunables::MAX_DEPTH;
-use crate::superpass_core::{Answer, Cpu, Event, LockId, LockKind, Nanos, Tid};
+use crate::superpass_core::{Answer, Cpu, Event, LockId, Nanos, Tid};
 use crate::{AsleepWait, RqRef, TaskRef};
 
 /// How many stale engine picks one pick hook skips before leaving CFS's choice alone.
@@ -127,9 +127,9 @@ impl Kicks {
     }
 }
 
-/// Records the `task_struct` of each newly boosted task in the engine and notes the CPU to
-/// kick; a task that is asleep in a lock wait of its own has that wait followed. `depth`
-/// counts the asleep waits followed so far, which bounds the recursion.
+/// Records the `task_struct` of each newly boosted task in the engine, notes the CPU to kick,
+/// and follows a lock wait the task is in that no probe reported. `depth` counts the waits
+/// followed so far, which bounds the recursion.
 fn place(g: &mut Guard, now: Nanos, boosted: &[Tid], kicks: &mut Kicks, depth: usize) {
     for &tid in boosted {
         // The engine names a blocker by TID; the scheduler hooks need its task_struct.
@@ -137,28 +137,33 @@ fn place(g: &mut Guard, now: Nanos, boosted: &[Tid], kicks: &mut Kicks, depth: u
             continue;
         };
         g.engine.set_handle(tid, task.handle());
-        match task.queued_cpu() {
-            Some(cpu) => kicks.add(cpu),
-            None if depth < MAX_DEPTH => follow_asleep(g, now, tid, kicks, depth),
-            None => {}
+        if let Some(cpu) = task.queued_cpu() {
+            kicks.add(cpu);
+        }
+    }
+    if depth < MAX_DEPTH && !boosted.is_empty() {
+        // A newly boosted task may be starting a lock wait on another CPU right now. Its
+        // probe writes the wait record, then reads the lanes; publishing the lanes first and
+        // then reading the record, one of the two sees the other: the wait is reported by
+        // its probe, or found here, never lost between them.
+        g.publish();
+        for &tid in boosted {
+            follow_unreported(g, now, tid, kicks, depth);
         }
     }
 }
 
-/// `tid`, just boosted, is asleep: if the module's wait record holds a lock wait of its, the
-/// engine learns it now (it began before `tid` mattered, so no probe reported it), and the
-/// chain goes on to that lock's holders.
+/// `tid`, just boosted, may be in a lock wait that began before it mattered, so no probe
+/// reported it: if the module's wait record holds one, the engine learns it now, and the chain
+/// goes on to that lock's holders.
 #[cold]
-fn follow_asleep(g: &mut Guard, now: Nanos, tid: Tid, kicks: &mut Kicks, depth: usize) {
+fn follow_unreported(g: &mut Guard, now: Nanos, tid: Tid, kicks: &mut Kicks, depth: usize) {
     let Some(w) = AsleepWait::of(tid) else {
         return;
     };
-    if let Event::WaitStart { lock, kind, .. } = w.ev {
-        if !matches!(kind, LockKind::Mutex) {
-            g.engine.lock_seen(now, lock, w.owner, w.readers());
-        }
-    }
-    let answer = g.engine.handle(now, w.ev);
+    let answer = g
+        .engine
+        .asleep_wait(now, tid, w.lock, w.kind, w.owner, w.readers());
     place(g, now, answer.newly_boosted(), kicks, depth + 1);
 }
 

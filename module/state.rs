@@ -89,13 +89,16 @@ impl core::ops::DerefMut for Guard {
     }
 }
 
-impl Drop for Guard {
-    fn drop(&mut self) {
+impl Guard {
+    /// Stores the engine's published snapshot in the C mirrors the probes read, under the lock:
+    /// at every unlock, and earlier where a hook must make new lanes visible before it reads
+    /// what the probes record.
+    pub(crate) fn publish(&mut self) {
         // SAFETY: plain call; it reads the monotonic clock.
         let now = unsafe { ffi::sp_now() };
         let p = self.engine.published(now);
         // SAFETY: the lock is held (type invariant); the snapshot is stored under it so that
-        // the mirrors never go backwards, then the lock is released exactly once.
+        // the mirrors never go backwards.
         unsafe {
             ffi::sp_publish(
                 p.gates,
@@ -105,8 +108,15 @@ impl Drop for Guard {
                 p.woken_lanes,
                 p.probes,
             );
-            ffi::sp_engine_unlock(self.flags);
         }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.publish();
+        // SAFETY: the lock is held (type invariant) and is released exactly once.
+        unsafe { ffi::sp_engine_unlock(self.flags) };
     }
 }
 

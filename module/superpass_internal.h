@@ -101,7 +101,7 @@ void sp_readers_clear(void);
 
 /* ---- the lock-free record of waits in progress (superpass_waits.c) ---- */
 void sp_wait_note(const void *lock, u32 kind, s32 owner);
-void sp_wait_clear(void);
+void sp_wait_clear(pid_t tid);
 void sp_waits_clear(void);
 
 static inline bool sp_lane(atomic64_t *lanes, pid_t tid)

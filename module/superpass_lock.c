@@ -85,7 +85,7 @@ static void sp_wait_finish(const void *lock, bool owns)
 {
 	u64 now;
 
-	sp_wait_clear();
+	sp_wait_clear(current->pid);
 	if (!sp_waits_matter())
 		return;
 	now = sp_now();
@@ -160,14 +160,12 @@ static void sp_rwsem_wait_start(struct rw_semaphore *sem, u32 kind)
 
 	if (!sp_waits_matter())
 		return;
-	if (!sp_may_matter(current->pid)) {
-		sp_wait_note(sem, kind, sp_rwsem_writer(sem));
+	sp_wait_note(sem, kind, sp_rwsem_writer(sem));
+	if (!sp_may_matter(current->pid))
 		return;
-	}
 	atomic64_or(1ULL << sp_lock_lane(sem), &sp_lock_lanes);
 	smp_mb__after_atomic();
 	writer = sp_rwsem_writer(sem);
-	sp_wait_note(sem, kind, writer);
 	if (!writer)
 		n = sp_readers_of(sem, current->pid, readers);
 	sp_hook_rwsem_wait_start(sp_now(), current->pid, (u64)(unsigned long)sem,
@@ -214,8 +212,11 @@ void sp_probe_reader_owned(void *d, struct rw_semaphore *sem,
 	list_for_each_entry(w, wlist, list) {
 		struct task_struct *t = READ_ONCE(w->task);
 
-		if (t)
+		if (t) {
 			sp_reader_enter(sem, t->pid);
+			/* It holds the lock now, though it has not run to leave its wait. */
+			sp_wait_clear(t->pid);
+		}
 	}
 	if (!sp_lock_may_matter(sem))
 		return;

@@ -31,7 +31,7 @@ mod ioctl;
 mod state;
 mod trace;
 
-use superpass_core::{abi, Event, MAX_CPUS};
+use superpass_core::{abi, Event, LockKind, MAX_CPUS};
 
 module! {
     type: SuperPassModule,
@@ -87,8 +87,10 @@ mod ffi {
 /// The lock wait the module's record holds for a task (`superpass_waits.c`): a wait that began
 /// before the task mattered, so that its probe did not report it.
 pub(crate) struct AsleepWait {
-    /// The wait, as its probe would have reported it.
-    pub(crate) ev: Event,
+    /// The lock waited on.
+    pub(crate) lock: u64,
+    /// What kind of wait.
+    pub(crate) kind: LockKind,
     /// The owner the lock named when the wait began (0: none).
     pub(crate) owner: i32,
     readers: [i32; superpass_core::tunables::READER_TABLE_WAYS],
@@ -107,9 +109,9 @@ impl AsleepWait {
         if n == 0 {
             return None;
         }
-        let ev = Event::from_hook_wait_start(tid, lock, kind, owner)?;
         Some(Self {
-            ev,
+            lock,
+            kind: LockKind::from_u32(kind)?,
             owner,
             readers,
             n: (n as usize - 1).min(readers.len()),

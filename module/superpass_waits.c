@@ -9,8 +9,9 @@
  * engine blind to what it waits for: the chain would end at a sleeping
  * blocker. So while a critical thread is registered every such wait is also
  * written here, SP_WAIT_TABLE_SLOTS entries picked by TID, and cleared as it
- * ends. When the engine boosts a task that is asleep, the hooks look it up
- * and report its wait then (hooks.rs, place()).
+ * ends. When the engine boosts a task, the hooks publish the new lanes and
+ * then look it up, and report its wait then (hooks.rs, place()): a wait that
+ * starts meanwhile is either seen by its probe's lane check or found here.
  *
  * An entry is written only by the waiter whose TID it holds: the TID is
  * cleared first and set last, so a reader that finds the same TID before and
@@ -52,15 +53,20 @@ void sp_wait_note(const void *lock, u32 kind, s32 owner)
 	WRITE_ONCE(e->owner, owner);
 	smp_wmb();
 	WRITE_ONCE(e->tid, current->pid);
+	/* Pairs with sp_wait_of(): the caller's read of the lanes comes after the entry. */
+	smp_mb();
 }
 
-/* The current task's wait ends: its entry, if it still has one, goes. */
-void sp_wait_clear(void)
+/*
+ * @tid's wait ends, or a release granted it the lock it waited for: its
+ * entry, if it still has one, goes.
+ */
+void sp_wait_clear(pid_t tid)
 {
-	struct sp_wait_entry *e = sp_wait_slot(current->pid);
+	struct sp_wait_entry *e = sp_wait_slot(tid);
 
-	if (READ_ONCE(e->tid) == current->pid)
-		cmpxchg(&e->tid, current->pid, 0);
+	if (READ_ONCE(e->tid) == tid)
+		cmpxchg(&e->tid, tid, 0);
 }
 
 /*
@@ -75,6 +81,11 @@ u32 sp_wait_of(s32 tid, u64 *lock, u32 *kind, s32 *owner, s32 *readers)
 
 	if (tid <= 0)
 		return 0;
+	/*
+	 * Pairs with sp_wait_note(): the lanes just published (which make @tid's
+	 * next wait start report itself) are ordered before this read of its entry.
+	 */
+	smp_mb();
 	e = sp_wait_slot(tid);
 	if (READ_ONCE(e->tid) != tid)
 		return 0;

@@ -215,7 +215,7 @@ impl Answer {
         }
     }
 
-    fn boosted(b: Boosted) -> Self {
+    pub(crate) fn boosted(b: Boosted) -> Self {
         if b.as_slice().is_empty() {
             Self::None
         } else {

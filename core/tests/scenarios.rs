@@ -1321,3 +1321,110 @@ fn reader_probes_are_wanted_while_a_critical_thread_is_registered() {
     assert_eq!(e.probes_wanted(t + linger), 0, "disabled: none");
     ok(&e);
 }
+
+#[test]
+fn a_blocker_asleep_on_another_lock_when_boosted_has_that_wait_followed() {
+    // 200 went to sleep on rwsem L2, held by writer 300, before it mattered: no wait start
+    // reached the engine. When the critical thread's wait boosts it, the platform's record
+    // hands the wait over, and the chain reaches 300.
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert!(e.is_boosted(200) && !e.is_boosted(300));
+    let a = e.asleep_wait(MS, 200, L2, LockKind::RwsemWrite, 300, &[]);
+    assert_eq!(a.newly_boosted(), &[300]);
+    assert_eq!(e.stats().get(Counter::ChainWaits), 1);
+    ok(&e);
+    // Through an rwsem held by readers, the recorded readers are the blockers.
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    let a = e.asleep_wait(MS, 200, L2, LockKind::RwsemWrite, 0, &[301, 302]);
+    assert_eq!(a.newly_boosted(), &[301, 302]);
+    ok(&e);
+}
+
+#[test]
+fn an_asleep_wait_is_not_followed_for_a_task_that_is_not_boosted() {
+    let mut e = engine();
+    assert_eq!(
+        e.asleep_wait(MS, 200, L2, LockKind::Mutex, 300, &[]),
+        Answer::None
+    );
+    assert!(!e.is_boosted(300));
+    ok(&e);
+}
+
+#[test]
+fn a_recorded_wait_that_a_release_already_ended_is_ignored() {
+    // Critical writer 100 waits on L1, held by readers 200 and 201. The record still holds
+    // 200's old wait on L1 behind writer 300, from before a release granted 200 the lock:
+    // 200 holds L1 now, and 300, who let go of it, must not be boosted.
+    let mut e = engine();
+    e.lock_seen(MS, L1, 0, &[200, 201]);
+    e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
+    assert!(e.is_boosted(200) && e.is_boosted(201));
+    assert_eq!(
+        e.asleep_wait(MS, 200, L1, LockKind::RwsemRead, 300, &[]),
+        Answer::None
+    );
+    assert!(!e.is_boosted(300));
+    assert!(
+        e.detector().wait_of(200).is_none(),
+        "a holder does not wait on its lock"
+    );
+    ok(&e);
+}
+
+#[test]
+fn on_a_tracked_lock_the_engine_s_holders_win_over_the_recorded_owner() {
+    // Critical 100 waits on mutex L1 held by 200; another critical thread's writer wait on L2
+    // tracks L2's readers (201). 200 is asleep on L2 with a recorded owner (300) that has let
+    // go since: the engine's own record of L2 names the blockers.
+    let mut e = engine();
+    e.add_critical(0, 101, Role::Render).unwrap();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.lock_seen(MS, L2, 0, &[201]);
+    e.wait_start(MS, 101, L2, LockKind::RwsemWrite, None);
+    assert!(e.is_boosted(201));
+    e.asleep_wait(2 * MS, 200, L2, LockKind::RwsemWrite, 300, &[]);
+    assert!(!e.is_boosted(300), "the stale recorded owner");
+    assert_eq!(e.stats().get(Counter::ChainWaits), 1);
+    ok(&e);
+}
+
+#[test]
+fn a_recorded_wait_never_replaces_one_the_engine_tracks() {
+    // A woken critical thread is boosted for its wake turn while the platform's record still
+    // holds the wait it was woken from: its tracked (woken) wait stays as it is.
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.handle(2 * MS, Event::OwnerReleased { lock: L1, tid: 200 });
+    let a = e.handle(
+        2 * MS,
+        Event::WaiterWoken {
+            lock: L1,
+            tid: 100,
+            waker: 200,
+        },
+    );
+    assert_eq!(a.newly_boosted(), &[100], "its wake turn");
+    assert_eq!(
+        e.asleep_wait(2 * MS, 100, L1, LockKind::Mutex, 200, &[]),
+        Answer::None
+    );
+    assert!(e.detector().wait_of(100).is_some_and(|w| w.woken));
+    ok(&e);
+}
+
+#[test]
+fn a_stale_holder_record_of_an_untracked_lock_does_not_hide_a_recorded_wait() {
+    // 200 held rwsem L2 while a tracked wait was on it; once that wait ended, L2's events were
+    // no longer followed, so the table may still name 200 as its writer after it let go.
+    let mut e = engine();
+    e.wait_start(MS, 100, L2, LockKind::RwsemWrite, Some(200));
+    e.wait_finish(2 * MS, 100, L2);
+    // Later 200 sleeps on L2 behind writer 300, then blocks the critical thread on L1.
+    e.wait_start(3 * MS, 100, L1, LockKind::Mutex, Some(200));
+    let a = e.asleep_wait(3 * MS, 200, L2, LockKind::RwsemWrite, 300, &[]);
+    assert_eq!(a.newly_boosted(), &[300]);
+    ok(&e);
+}

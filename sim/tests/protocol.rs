@@ -72,6 +72,18 @@ fn replay(scenario: &str, seed: u64, seen: &mut Seen) {
                 e.wait_cpu(*waiter, *cpu);
                 continue;
             }
+            Step::AsleepWait {
+                waiter,
+                lock,
+                kind,
+                owner,
+                readers,
+                answer,
+            } => {
+                let got = e.asleep_wait(*now, *waiter, *lock, *kind, *owner, readers);
+                assert_eq!(got, *answer, "{scenario} seed {seed}: step {i} at {now} ns");
+                continue;
+            }
         };
         let got = e.handle(now, through_module_entry(ev));
         assert_eq!(

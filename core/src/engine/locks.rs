@@ -1,5 +1,6 @@
 //! Lock events: waits starting and ending, holders changing, wakes, exits.
 
+use super::super::event::Answer;
 use super::*;
 
 impl<O: Observer> Engine<O> {
@@ -599,6 +600,42 @@ impl<O: Observer> Engine<O> {
             self.detector
                 .lock_seen(now, lock, owner, readers, &mut self.stats);
         }
+    }
+
+    /// `waiter`, just boosted while asleep, has been waiting on `lock` since before it mattered,
+    /// so no wait start was reported: the platform found the wait in its own record (a mutex or
+    /// rwsem wait, with the owner the lock named when it began and, for an rwsem without one,
+    /// the readers it records) and hands it over now, so that the chain goes on through it.
+    ///
+    /// The record may be stale by the time it is read, and the engine's view wins: a waiter
+    /// whose wait the engine already tracks (a critical thread's, or one its probe reported)
+    /// keeps that record; and on a lock tracked waits are on, the engine follows the holders
+    /// itself: a waiter it records as a holder (an rwsem release granted it the lock, a mutex
+    /// was handed to it) is no longer waiting, and the recorded owner and readers are not used.
+    pub fn asleep_wait(
+        &mut self,
+        now: Nanos,
+        waiter: Tid,
+        lock: LockId,
+        kind: LockKind,
+        owner: Tid,
+        readers: &[Tid],
+    ) -> Answer {
+        // The table's holders of a lock no tracked wait is on may be stale (its events are not
+        // followed then): only a tracked lock's record says the waiter holds it now.
+        let tracked = self.detector.waits().any(|w| w.lock == lock);
+        if !self.enabled
+            || !self.ft.is_boosted(waiter)
+            || self.detector.wait_of(waiter).is_some()
+            || (tracked && self.detector.holds(lock, waiter))
+        {
+            return Answer::None;
+        }
+        let owner = (owner > 0 && !tracked).then_some(owner);
+        if !tracked && kind != LockKind::Mutex {
+            self.lock_seen(now, lock, owner.unwrap_or(0), readers);
+        }
+        Answer::boosted(self.wait_start(now, waiter, lock, kind, owner))
     }
 
     /// A 64-bit summary of the locks tracked waits are on: bit [`lock_lane`]`(lock)` clear

@@ -88,6 +88,22 @@ pub enum Step {
         /// The recorded readers (none when there is a writer).
         readers: Vec<Tid>,
     },
+    /// A newly boosted task's wait from the module's record of waits in progress
+    /// ([`Engine::asleep_wait`]), with the engine's answer.
+    AsleepWait {
+        /// The boosted task, asleep in the wait.
+        waiter: Tid,
+        /// The lock.
+        lock: LockId,
+        /// The wait's kind.
+        kind: LockKind,
+        /// The owner the record holds, or 0.
+        owner: Tid,
+        /// The recorded readers (none when there is an owner, or for a mutex).
+        readers: Vec<Tid>,
+        /// The engine's answer.
+        answer: Answer,
+    },
 }
 
 /// A shared record of `(time, step)`, oldest first.
@@ -327,17 +343,29 @@ impl SuperPass {
             },
             _ => LockKind::Mutex,
         };
-        let owner = lock.owner();
-        if kind != LockKind::Mutex {
-            self.lock_seen(w, t, l, owner);
-        }
-        let ev = LockEvent::WaitStart {
-            waiter: t,
-            lock: l,
-            kind,
-            owner,
+        let owner = Self::opt_tid(w, lock.owner());
+        let tid = Self::tid(w, t);
+        let readers: Vec<Tid> = if owner == 0 && kind != LockKind::Mutex {
+            self.probes.readers(l, t).map(|r| Self::tid(w, r)).collect()
+        } else {
+            Vec::new()
         };
-        let a = self.handle(w.now, Self::core_event(w, ev, false));
+        let a = self
+            .engine
+            .asleep_wait(w.now, tid, lock_id(l), kind, owner, &readers);
+        if let Some(log) = &self.log {
+            log.lock().expect("event log").push((
+                w.now,
+                Step::AsleepWait {
+                    waiter: tid,
+                    lock: lock_id(l),
+                    kind,
+                    owner,
+                    readers: readers.clone(),
+                    answer: a,
+                },
+            ));
+        }
         if matches!(a, Answer::Boosted(_)) {
             self.place_boosted(w, a, out, depth + 1);
         }
