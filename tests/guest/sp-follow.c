@@ -308,8 +308,11 @@ static void *critical(void *arg)
 	 * registration are unknown to it. On a phone the UI thread is registered
 	 * long before it contends; so here the mode starts once the gate has taken
 	 * the rwsem for writing (every earlier reader gone) and let a storm in.
+	 * Likewise the module records waits in progress only while a critical
+	 * thread is registered: in chain-asleep, a T1 already asleep on the rwsem
+	 * at registration is unknown, so that mode starts two episodes later too.
 	 */
-	if (scen == STORM) {
+	if (scen == STORM || asleep) {
 		long e0 = atomic_load(&episodes);
 		uint64_t deadline = now_ns() + 5000000000ULL;
 
