@@ -469,11 +469,7 @@ static int run_mode(const char *mode, struct mode_result *r)
 	}
 	if (sp_enable(mode_is(mode, "on")))
 		return -1;
-	{
-		struct sp_hdr h = SP_HDR(struct sp_hdr);
-
-		sp_ioctl(SP_RESET_STATS, &h, "RESET_STATS");
-	}
+	sp_reset_stats();
 	atomic_fetch_add(&mode_gen, 1);
 	atomic_store(&nwaits, 0);
 	atomic_store(&posted, 0);

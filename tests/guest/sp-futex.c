@@ -167,13 +167,6 @@ struct mode_result {
 	struct sp_stats st;
 };
 
-static void reset_stats(void)
-{
-	struct sp_hdr h = SP_HDR(struct sp_hdr);
-
-	sp_ioctl(SP_RESET_STATS, &h, "RESET_STATS");
-}
-
 static int run_mode(const char *mode, struct mode_result *r)
 {
 	pthread_t th;
@@ -188,7 +181,7 @@ static int run_mode(const char *mode, struct mode_result *r)
 	}
 	if (sp_enable(mode_is(mode, "on")))
 		return -1;
-	reset_stats();
+	sp_reset_stats();
 	atomic_store(&nsamples, 0);
 	atomic_store(&stop_mode, 0);
 	/*

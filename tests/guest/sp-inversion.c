@@ -209,11 +209,7 @@ static int run_mode(const char *mode, struct mode_result *r)
 	}
 	if (!mode_is(mode, "ext") && sp_enable(mode_is(mode, "on")))
 		return -1;
-	{
-		struct sp_hdr h = SP_HDR(struct sp_hdr);
-
-		sp_ioctl(SP_RESET_STATS, &h, "RESET_STATS");
-	}
+	sp_reset_stats();
 	atomic_store(&nsamples, 0);
 	atomic_store(&stop_mode, 0);
 	atomic_store(&critical_ready, 0);
