@@ -5,14 +5,13 @@
 //! guest test programs, the module's C companion and its tracepoints) needs the same values, so
 //! they are generated here, never typed by hand: every number and name below is read from core
 //! (its constants, its `COMMANDS`, `TUNABLES`, `COUNTER_NAMES`, `MECH_NAMES` and `ALL` tables,
-//! and `size_of`/`offset_of!` of its `#[repr(C)]` messages). The only things this file spells are
-//! the C names: struct tags, field lists and which message each command carries, all checked
-//! against core while generating.
+//! and `MESSAGES`, the layouts its message declarations describe: fields, offsets, C struct tags
+//! and the commands each message carries). The only things this file spells are the C scalar
+//! types and the C names of core's constants; the layouts are checked while generating.
 
 use crate::util::{root, wants_help};
 use std::fmt::Write as _;
 use std::fs;
-use std::mem::{offset_of, size_of};
 use superpass_core::stats::{COUNTER_NAMES, HIST_BUCKETS, NUM_COUNTERS};
 use superpass_core::tunables::{NUM_TUNABLES, TUNABLES};
 use superpass_core::{abi, gates};
@@ -45,9 +44,8 @@ single source of truth, so C never restates a number or a name by hand:
 Every generated file starts with a banner saying so; edit core, not the header.
 After changing core's ABI, counters, tunables, lock kinds, mechanisms, revoke
 reasons or gates, run this task and commit the headers with the change. `cargo
-test -p xtask` fails while a committed header is stale. A new message struct or a new
-field also needs its C spelling in xtask/src/gen_headers.rs (generation fails
-and says so until it has one).
+test -p xtask` fails while a committed header is stale. A message, its fields,
+its C struct tag and its commands are declared once, in core/src/abi/messages.rs.
 
 Options:
   --check   write nothing; fail if a committed header differs from what core
@@ -116,7 +114,7 @@ pub fn stale(files: &[Generated]) -> Vec<&'static str> {
 /// Every generated header, from core's current tables.
 pub fn generate() -> Result<Vec<Generated>, String> {
     let consts = constants();
-    let msgs = messages();
+    let msgs = messages()?;
     check_messages(&msgs, &consts)?;
     check_enums()?;
     Ok(vec![
@@ -139,8 +137,17 @@ pub fn generate() -> Result<Vec<Generated>, String> {
 struct Const {
     name: &'static str,
     value: u64,
+    /// Core's constant (`abi::MAGIC`), then optionally `: ` and what it is.
     doc: &'static str,
     hex: bool,
+}
+
+impl Const {
+    /// The name of core's constant (`MAGIC`).
+    fn rust_name(&self) -> &'static str {
+        let path = self.doc.split_once(": ").map_or(self.doc, |(p, _)| p);
+        path.rsplit("::").next().unwrap_or(path)
+    }
 }
 
 /// The scalar constants of the ABI, in header order.
@@ -177,160 +184,86 @@ fn constants() -> Vec<Const> {
     ]
 }
 
-/// A Rust type with a C spelling: a scalar, a message struct or an array of either.
-trait CType {
-    /// The C type (`__u32`, `struct sp_hdr`).
-    const C: &'static str;
-    /// The element count, for arrays.
-    const LEN: Option<usize> = None;
-}
-
-impl CType for u32 {
-    const C: &'static str = "__u32";
-}
-impl CType for i32 {
-    const C: &'static str = "__s32";
-}
-impl CType for u64 {
-    const C: &'static str = "__u64";
-}
-impl<E: CType, const N: usize> CType for [E; N] {
-    const C: &'static str = E::C;
-    const LEN: Option<usize> = Some(N);
-}
-
-/// The C struct tag of each message; the field lists are in [`messages`].
-macro_rules! c_structs {
-    ($($t:ty => $tag:literal,)*) => {
-        $(impl CType for $t {
-            const C: &'static str = concat!("struct ", $tag);
-        })*
-    };
-}
-
-c_structs! {
-    abi::Header => "sp_hdr",
-    abi::VersionInfo => "sp_version",
-    abi::CriticalEntry => "sp_entry",
-    abi::CriticalList => "sp_critical_list",
-    abi::CriticalOne => "sp_critical_one",
-    abi::TidMsg => "sp_tid",
-    abi::Enable => "sp_enable",
-    abi::TunablesMsg => "sp_tunables",
-    abi::StatsMsg => "sp_stats",
-}
-
 /// One field of a message, with core's offset and size.
 struct Field {
     name: &'static str,
-    c_type: &'static str,
-    /// The element count and, for the C declaration, the constant that names it.
+    c_type: String,
+    /// The element count and the name of core's constant that is it, for arrays.
     len: Option<(usize, &'static str)>,
     offset: usize,
     size: usize,
 }
 
-impl Field {
-    /// A field of type `F` at `offset`; `_get` only names the type (from core's struct).
-    fn of<T, F: CType>(
-        name: &'static str,
-        offset: usize,
-        len_name: &'static str,
-        _get: impl Fn(&T) -> &F,
-    ) -> Self {
-        Self {
-            name,
-            c_type: F::C,
-            len: F::LEN.map(|n| (n, len_name)),
-            offset,
-            size: size_of::<F>(),
-        }
-    }
-}
-
 /// A message struct: its C spelling and core's layout of it.
 struct Msg {
     rust: &'static str,
-    c_type: &'static str,
+    c_type: String,
     size: usize,
     fields: Vec<Field>,
     /// The commands (core names) whose argument this is.
-    commands: &'static [&'static str],
+    commands: Vec<&'static str>,
 }
 
-/// `msg!(Type [commands] { field, array[LEN_CONST], ... })`.
-macro_rules! msg {
-    ($t:ident [$($cmd:literal),*] { $($f:ident $([$len:ident])?),* $(,)? }) => {
-        Msg {
-            rust: stringify!($t),
-            c_type: <abi::$t as CType>::C,
-            size: size_of::<abi::$t>(),
-            fields: vec![$(Field::of(
-                stringify!($f),
-                offset_of!(abi::$t, $f),
-                concat!("" $(, "SP_", stringify!($len))?),
-                |m: &abi::$t| &m.$f,
-            )),*],
-            commands: &[$($cmd),*],
-        }
-    };
+/// Every message as core declares it (`abi::MESSAGES`), each after the structs it embeds.
+fn messages() -> Result<Vec<Msg>, String> {
+    abi::MESSAGES
+        .iter()
+        .map(|m| {
+            let fields = m
+                .fields
+                .iter()
+                .map(|f| {
+                    Ok(Field {
+                        name: f.name,
+                        c_type: c_type(f.ty).ok_or(format!(
+                            "abi::{}.{}: {} is neither a scalar nor a message",
+                            m.name, f.name, f.ty
+                        ))?,
+                        len: f.len,
+                        offset: f.offset,
+                        size: f.size,
+                    })
+                })
+                .collect::<Result<_, String>>()?;
+            Ok(Msg {
+                rust: m.name,
+                c_type: format!("struct {}", m.c_tag),
+                size: m.size,
+                fields,
+                commands: m.commands.to_vec(),
+            })
+        })
+        .collect()
 }
 
-/// Every message, each after the structs it embeds.
-fn messages() -> Vec<Msg> {
-    vec![
-        msg!(Header["RESET_STATS"] { size, version }),
-        msg!(VersionInfo["GET_VERSION"] {
-            hdr,
-            max_critical,
-            num_tunables,
-            num_counters,
-            hist_buckets,
-            active_mask,
-        }),
-        msg!(CriticalEntry[] { tid, role }),
-        msg!(CriticalList["SET_CRITICAL", "GET_CRITICAL"] {
-            hdr,
-            count,
-            reserved,
-            generation,
-            entries[MAX_CRITICAL],
-        }),
-        msg!(CriticalOne["ADD_CRITICAL"] { hdr, entry }),
-        msg!(TidMsg["REMOVE_CRITICAL"] { hdr, tid, reserved }),
-        msg!(Enable["SET_ENABLED"] { hdr, enabled, reserved }),
-        msg!(TunablesMsg["GET_TUNABLES", "SET_TUNABLES"] {
-            hdr,
-            count,
-            reserved,
-            values[TUNABLE_SLOTS],
-        }),
-        msg!(StatsMsg["GET_STATS"] {
-            hdr,
-            enabled,
-            ncritical,
-            active_mask,
-            generation,
-            boosted,
-            hist_min,
-            hist_max,
-            counters[NUM_COUNTERS],
-            hist[HIST_BUCKETS],
-        }),
-    ]
+/// The C type of a field whose (element) type core names `ty`.
+fn c_type(ty: &str) -> Option<String> {
+    match ty {
+        "u32" => Some("__u32".into()),
+        "i32" => Some("__s32".into()),
+        "u64" => Some("__u64".into()),
+        _ => abi::MESSAGES
+            .iter()
+            .find(|m| m.name == ty)
+            .map(|m| format!("struct {}", m.c_tag)),
+    }
 }
 
-/// Checks the field lists against core: they must tile each struct exactly (so a field core
-/// adds cannot be missed), embed only structs defined before, size arrays with the constant
-/// that has their length, and cover every command of `abi::COMMANDS` exactly once.
+/// The constant whose Rust name is `rust`.
+fn length_const<'a>(consts: &'a [Const], rust: &str) -> Option<&'a Const> {
+    consts.iter().find(|c| c.rust_name() == rust)
+}
+
+/// Checks core's layouts before C is written from them: the fields must tile each struct
+/// exactly, embed only structs defined before, size arrays with a constant the header defines,
+/// and cover every command of `abi::COMMANDS` exactly once.
 fn check_messages(msgs: &[Msg], consts: &[Const]) -> Result<(), String> {
     for (i, m) in msgs.iter().enumerate() {
         let mut end = 0;
         for f in &m.fields {
             if f.offset != end {
                 return Err(format!(
-                    "abi::{} has {} byte(s) before `{}` that xtask/src/gen_headers.rs does \
-                     not list: add the field to messages()",
+                    "abi::{} has {} byte(s) before `{}` that its description does not list",
                     m.rust,
                     f.offset.abs_diff(end),
                     f.name
@@ -344,10 +277,7 @@ fn check_messages(msgs: &[Msg], consts: &[Const]) -> Result<(), String> {
                 ));
             }
             if let Some((n, name)) = f.len {
-                let known = consts
-                    .iter()
-                    .find(|c| format!("SP_{}", c.name) == name)
-                    .map(|c| c.value);
+                let known = length_const(consts, name).map(|c| c.value);
                 if known != Some(n as u64) {
                     return Err(format!(
                         "{}.{} has {n} elements, but its length constant `{name}` is {known:?}",
@@ -358,7 +288,7 @@ fn check_messages(msgs: &[Msg], consts: &[Const]) -> Result<(), String> {
         }
         if end != m.size {
             return Err(format!(
-                "abi::{} ends {} byte(s) after its last listed field: add the field to messages()",
+                "abi::{} ends {} byte(s) after its last listed field",
                 m.rust,
                 m.size.abs_diff(end)
             ));
@@ -369,7 +299,7 @@ fn check_messages(msgs: &[Msg], consts: &[Const]) -> Result<(), String> {
         let [m] = args[..] else {
             return Err(format!(
                 "abi::{name} must be the command of exactly one message in \
-                 xtask/src/gen_headers.rs messages(), not {}",
+                 core/src/abi/messages.rs, not {}",
                 args.len()
             ));
         };
@@ -378,7 +308,7 @@ fn check_messages(msgs: &[Msg], consts: &[Const]) -> Result<(), String> {
         }
     }
     for m in msgs {
-        for c in m.commands {
+        for c in &m.commands {
             if !abi::COMMANDS.iter().any(|(n, _)| n == c) {
                 return Err(format!("{}: core has no command {c}", m.rust));
             }
@@ -502,7 +432,13 @@ fn uapi(consts: &[Const], msgs: &[Msg]) -> Result<String, String> {
     for m in msgs {
         let _ = writeln!(o, "\n/* abi::{}. */\n{} {{", m.rust, m.c_type);
         for f in &m.fields {
-            let len = f.len.map(|(_, n)| format!("[{n}]")).unwrap_or_default();
+            let len = match f.len {
+                Some((_, n)) => {
+                    let c = length_const(consts, n).ok_or(format!("no C name for {n}"))?;
+                    format!("[SP_{}]", c.name)
+                }
+                None => String::new(),
+            };
             let _ = writeln!(o, "\t{} {}{len};", f.c_type, f.name);
         }
         o.push_str("};\n");
@@ -783,19 +719,19 @@ mod tests {
     #[test]
     fn a_missing_field_fails_generation() {
         let consts = constants();
-        let mut msgs = messages();
+        let mut msgs = messages().unwrap();
         msgs[1].fields.remove(2);
         let e = check_messages(&msgs, &consts).unwrap_err();
         assert!(
             e.contains("VersionInfo") && e.contains("before `num_counters`"),
             "{e}"
         );
-        let mut msgs = messages();
+        let mut msgs = messages().unwrap();
         msgs[8].fields.pop();
         let e = check_messages(&msgs, &consts).unwrap_err();
         assert!(e.contains("StatsMsg ends"), "{e}");
-        let mut msgs = messages();
-        msgs[0].commands = &[];
+        let mut msgs = messages().unwrap();
+        msgs[0].commands.clear();
         let e = check_messages(&msgs, &consts).unwrap_err();
         assert!(e.contains("RESET_STATS"), "{e}");
     }
