@@ -10,12 +10,15 @@
  *
  * What it models. Android draws a frame in two threads, both at nice -10:
  * the UI thread wakes at vsync (Choreographer), runs the app's code
- * (UI_US of CPU work, default a fifth of the frame), takes the app's locks,
+ * (UI_US of CPU work, default an eighth of the frame), takes the app's locks,
  * and hands the frame to the RenderThread, blocking until the RenderThread
  * has taken it (DrawFrameTask::postAndWait: the UI thread waits for the
  * sync of the frame's state). The RenderThread takes its own locks while it
- * syncs, lets the UI thread go, renders (RT_US, default a quarter of the
- * frame) and finishes the frame. A frame is janky when it finishes after
+ * syncs, lets the UI thread go, renders (RT_US, default a sixth of the
+ * frame) and finishes the frame. The two defaults, 29% of the frame, leave
+ * the rest of it to what a frame costs besides its work on a busy 2-vCPU
+ * TCG guest: the threads' wait for a CPU against the hogs (CFS: ~1.1-1.7
+ * ms a frame) and the system calls and page faults that TCG slows. A frame is janky when it finishes after
  * the next vsync, its deadline; a UI thread that is still busy at a vsync
  * skips it and starts the next frame at the following one, as Choreographer
  * does. Each frame's work varies by +-25% from a generator seeded with SEED
@@ -60,7 +63,11 @@
  * UI and RenderThread lock waits (count, count >= 1 ms, p99.9, max; per
  * lock too), system-wide busy CPU from /proc/stat, and the share of janky
  * frames whose UI and RenderThread lock waits together exceed ATTRIB_MS
- * (default 3): jank that comes from lock waits. on and fifo are also given
+ * (default 3): jank that comes from lock waits; of the others, the share
+ * whose threads waited runnable for a CPU longer than that (schedstat's
+ * run_delay); the janky frames' mean time split into work, lock waits,
+ * runnable and the rest; frame time p50/p90/p99; and each frame's mean
+ * lock wait and runnable time. on and fifo are also given
  * as changes against off (*_vs_off_pct). -V judges them (exit 1 on a miss): on must cut
  * janky frames by >= 29.2% and the lock waits' p99.9 by >= 72% against off,
  * have no more janky frames than fifo, and keep busy CPU within
@@ -110,9 +117,14 @@ static uint64_t period_ns;
 struct frame {
 	uint64_t vsync, finish;
 	uint64_t wait_sum, wait_max;
+	/* Time the UI thread and the RenderThread spent runnable, waiting for a CPU. */
+	uint64_t cpu_wait;
+	/* The frame's CPU work, UI and RenderThread (us). */
+	uint64_t work_us;
 };
 
 static struct frame *frames;
+static uint64_t frame_len[MAX_FRAMES];
 /* Every lock wait of the UI thread and RenderThread in the mode, and its lock. */
 static uint64_t *waits;
 static uint8_t *wait_lock;
@@ -158,6 +170,31 @@ static void work(uint64_t us)
 
 	while (thread_cpu_ns() < end)
 		burn(burn_loops_per_us * 20);
+}
+
+/* This thread's schedstat file, kept open: its second field is the time spent runnable. */
+static int run_delay_fd(void)
+{
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		perror("/proc/thread-self/schedstat");
+		exit(2);
+	}
+	return fd;
+}
+
+/* Nanoseconds this thread has spent runnable but not running, from @fd (run_delay_fd). */
+static uint64_t run_delay_ns(int fd)
+{
+	char buf[96];
+	unsigned long long run, delay;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return sscanf(buf, "%llu %llu", &run, &delay) == 2 ? delay : 0;
 }
 
 static void futex_wait_val(atomic_uint *a, unsigned int val)
@@ -275,6 +312,9 @@ static void *render_thread(void *arg)
 {
 	pid_t self = superpass_gettid();
 	unsigned int done = 0;
+	int sfd = run_delay_fd();
+	/* The RenderThread's wait for a CPU counts from when it went idle: its wake-up is the frame's. */
+	uint64_t idle_delay = run_delay_ns(sfd), d;
 
 	become_critical(SP_ROLE_RENDER);
 	for (;;) {
@@ -293,11 +333,17 @@ static void *render_thread(void *arg)
 		futex_take(f, self);
 		atomic_store(&taken, ++done);
 		futex_wake_all(&taken);
+		__atomic_fetch_add(&f->work_us, frame_work(rt_us, done - 1, 0x5a5a), __ATOMIC_RELAXED);
 		work(frame_work(rt_us, done - 1, 0x5a5a));
 		/* The texture cache, shared with a worker. */
 		pi_take(f);
 		f->finish = now_ns();
+		d = run_delay_ns(sfd);
+		/* The UI thread adds its own share of this frame at the same time. */
+		__atomic_fetch_add(&f->cpu_wait, d - idle_delay, __ATOMIC_RELAXED);
+		idle_delay = d;
 	}
+	close(sfd);
 	leave_critical();
 	return NULL;
 }
@@ -309,7 +355,8 @@ static void *ui_thread(void *arg)
 	uint64_t give_up = now_ns() + 3ULL * min_frames * period_ns + 2000000000ULL;
 	pid_t self = superpass_gettid();
 	unsigned int k = 0;
-	uint64_t v;
+	int sfd = run_delay_fd();
+	uint64_t v, d0;
 
 	become_critical(SP_ROLE_UI);
 	v = now_ns() + period_ns;
@@ -317,9 +364,11 @@ static void *ui_thread(void *arg)
 		struct frame *f = &frames[k];
 		uint64_t now;
 
+		d0 = run_delay_ns(sfd);
 		sleep_until(v);
 		memset(f, 0, sizeof(*f));
 		f->vsync = v;
+		__atomic_fetch_add(&f->work_us, frame_work(ui_us, k, 0), __ATOMIC_RELAXED);
 		work(frame_work(ui_us, k, 0));
 		dev_lock(f, SPT_OP_MUTEX, L_MUTEX);
 		futex_take(f, self);
@@ -329,6 +378,7 @@ static void *ui_thread(void *arg)
 		futex_wake_all(&posted);
 		for (unsigned int t; (t = atomic_load(&taken)) < k;)
 			futex_wait_val(&taken, t);
+		__atomic_fetch_add(&f->cpu_wait, run_delay_ns(sfd) - d0, __ATOMIC_RELAXED);
 		/* The next frame starts at the first vsync still ahead: a late UI thread skips. */
 		now = now_ns();
 		v += period_ns;
@@ -336,6 +386,7 @@ static void *ui_thread(void *arg)
 			v += ((now - v) / period_ns + 1) * period_ns;
 	}
 	frames_drawn = k;
+	close(sfd);
 	leave_critical();
 	return NULL;
 }
@@ -445,8 +496,14 @@ static void cpu_jiffies(uint64_t *busy, uint64_t *total)
 
 struct mode_result {
 	const char *mode;
-	long frames, janky, late_frame, janky_lock;
+	long frames, janky, late_frame, janky_lock, janky_cpu;
 	uint64_t worst_late;
+	/* Over the janky frames: vsync to finish, and its parts (they overlap: a thread runnable in a lock wait). */
+	double jank_len_ms, jank_work_ms, jank_lock_ms, jank_cpu_ms;
+	/* Over all frames: the frame threads' time runnable (ms), and that of the frames' lock waits. */
+	double cpu_wait_ms, lock_wait_ms;
+	/* Frame time, vsync to finish: p50, p90, p99 (ns). */
+	uint64_t len_p50, len_p90, len_p99;
 	struct wait_stats w;
 	long lock_waits[NLOCKS], lock_over_1ms[NLOCKS];
 	uint64_t lock_max[NLOCKS];
@@ -496,6 +553,8 @@ static int run_mode(const char *mode, struct mode_result *r)
 		struct frame *f = &frames[i];
 		uint64_t deadline = f->vsync + period_ns;
 
+		r->cpu_wait_ms += f->cpu_wait / 1e6;
+		r->lock_wait_ms += f->wait_sum / 1e6;
 		if (f->finish <= deadline)
 			continue;
 		r->janky++;
@@ -503,9 +562,21 @@ static int run_mode(const char *mode, struct mode_result *r)
 			r->late_frame++;
 		if (f->finish - deadline > r->worst_late)
 			r->worst_late = f->finish - deadline;
+		r->jank_len_ms += (f->finish - f->vsync) / 1e6;
+		r->jank_work_ms += f->work_us / 1e3;
+		r->jank_lock_ms += f->wait_sum / 1e6;
+		r->jank_cpu_ms += f->cpu_wait / 1e6;
 		if (f->wait_sum > (uint64_t)(attrib_ms * 1e6))
 			r->janky_lock++;
+		else if (f->cpu_wait > (uint64_t)(attrib_ms * 1e6))
+			r->janky_cpu++;
 	}
+	for (long i = 0; i < r->frames; i++)
+		frame_len[i] = frames[i].finish - frames[i].vsync;
+	qsort(frame_len, r->frames, sizeof(*frame_len), cmp_u64);
+	r->len_p50 = pct(frame_len, r->frames, 0.5);
+	r->len_p90 = pct(frame_len, r->frames, 0.9);
+	r->len_p99 = pct(frame_len, r->frames, 0.99);
 	n = atomic_load(&nwaits);
 	if (n > MAX_WAITS)
 		n = MAX_WAITS;
@@ -571,9 +642,9 @@ int main(int argc, char **argv)
 	}
 	period_ns = 1000000000ULL / hz;
 	if (ui_us < 0)
-		ui_us = (int)(period_ns / 1000 / 5);
+		ui_us = (int)(period_ns / 1000 / 8);
 	if (rt_us < 0)
-		rt_us = (int)(period_ns / 1000 / 4);
+		rt_us = (int)(period_ns / 1000 / 6);
 	spfd = open("/dev/superpass", O_RDWR);
 	tfd = open("/dev/superpass-test", O_RDWR);
 	if (spfd < 0 || tfd < 0) {
@@ -614,16 +685,16 @@ int main(int argc, char **argv)
 	       "~%d us asleep; mmap region %d KiB; seed %llu\n",
 	       hz, period_ns / 1e6, ui_us, rt_us, nhogs, hog_duty, hold_us, outside_us, sleep_us, mmap_kb,
 	       (unsigned long long)seed);
-	printf("%-5s %6s %6s %7s %6s %9s %7s %7s %10s %10s %7s %8s %6s\n", "mode", "frames", "janky",
+	printf("%-5s %6s %6s %7s %6s %9s %7s %7s %10s %10s %7s %7s %7s %6s\n", "mode", "frames", "janky",
 	       "janky%", ">1frm", "worst(ms)", "waits", ">=1ms", "p99.9(us)", "max(us)", "cpu%", "jlock%",
-	       "secs");
+	       "jcpu%", "secs");
 	for (int i = 0; i < nres; i++) {
 		struct mode_result *r = &res[i];
 
-		printf("%-5s %6ld %6ld %7.2f %6ld %9.1f %7ld %7ld %10.1f %10.1f %7.2f %8.1f %6.1f\n", r->mode,
-		       r->frames, r->janky, pct_of(r->janky, r->frames), r->late_frame, r->worst_late / 1e6,
-		       r->w.waits, r->w.over_1ms, r->w.p999 / 1e3, r->w.max / 1e3, r->cpu_busy,
-		       pct_of(r->janky_lock, r->janky), r->secs);
+		printf("%-5s %6ld %6ld %7.2f %6ld %9.1f %7ld %7ld %10.1f %10.1f %7.2f %7.1f %7.1f %6.1f\n",
+		       r->mode, r->frames, r->janky, pct_of(r->janky, r->frames), r->late_frame,
+		       r->worst_late / 1e6, r->w.waits, r->w.over_1ms, r->w.p999 / 1e3, r->w.max / 1e3,
+		       r->cpu_busy, pct_of(r->janky_lock, r->janky), pct_of(r->janky_cpu, r->janky), r->secs);
 		if (mode_is(r->mode, "off"))
 			off = r;
 		else if (mode_is(r->mode, "on"))
@@ -631,7 +702,28 @@ int main(int argc, char **argv)
 		else
 			fifo = r;
 	}
-	printf("(jlock%%: janky frames whose UI + RenderThread lock waits exceed %.1f ms)\n", attrib_ms);
+	printf("(jlock%%: janky frames whose UI + RenderThread lock waits exceed %.1f ms; jcpu%%: the other "
+	       "janky frames whose two threads waited runnable for a CPU more than that, from schedstat)\n",
+	       attrib_ms);
+	printf("janky frames, mean ms from vsync to finish = work + lock waits + runnable + the rest:\n");
+	for (int i = 0; i < nres; i++) {
+		struct mode_result *r = &res[i];
+		double n = r->janky ? (double)r->janky : 1;
+
+		printf("  %-5s %6.2f = %5.2f + %6.2f + %5.2f + %5.2f\n", r->mode, r->jank_len_ms / n,
+		       r->jank_work_ms / n, r->jank_lock_ms / n, r->jank_cpu_ms / n,
+		       (r->jank_len_ms - r->jank_work_ms - r->jank_lock_ms - r->jank_cpu_ms) / n);
+	}
+	printf("frame time, vsync to finish, ms p50 / p90 / p99:");
+	for (int i = 0; i < nres; i++)
+		printf("  %s %.2f / %.2f / %.2f", res[i].mode, res[i].len_p50 / 1e6, res[i].len_p90 / 1e6,
+		       res[i].len_p99 / 1e6);
+	printf("\n");
+	printf("all frames, mean ms: lock waits / runnable:");
+	for (int i = 0; i < nres; i++)
+		printf("  %s %.3f / %.3f", res[i].mode, res[i].frames ? res[i].lock_wait_ms / res[i].frames : 0,
+		       res[i].frames ? res[i].cpu_wait_ms / res[i].frames : 0);
+	printf("\n");
 	printf("per lock, waits / >=1ms / max(ms):\n");
 	for (int i = 0; i < nres; i++) {
 		struct mode_result *r = &res[i];
@@ -670,6 +762,11 @@ int main(int argc, char **argv)
 		printf("M %s_wait_max_us %.1f\n", m, r->w.max / 1e3);
 		printf("M %s_cpu_busy_pct %.2f\n", m, r->cpu_busy);
 		printf("M %s_janky_from_locks_pct %.1f\n", m, pct_of(r->janky_lock, r->janky));
+		printf("M %s_janky_from_cpu_wait_pct %.1f\n", m, pct_of(r->janky_cpu, r->janky));
+		printf("M %s_frame_p50_ms %.2f\nM %s_frame_p90_ms %.2f\nM %s_frame_p99_ms %.2f\n", m,
+		       r->len_p50 / 1e6, m, r->len_p90 / 1e6, m, r->len_p99 / 1e6);
+		printf("M %s_runnable_per_frame_ms %.3f\n", m, r->frames ? r->cpu_wait_ms / r->frames : 0);
+		printf("M %s_lock_wait_per_frame_ms %.3f\n", m, r->frames ? r->lock_wait_ms / r->frames : 0);
 		printf("M %s_secs %.1f\n", m, r->secs);
 		if (mode_is(m, "on")) {
 			const __u64 *c = r->st.counters;

@@ -6,28 +6,33 @@
 # on (both threads registered) and fifo (both SCHED_FIFO 1, kernel PI on the PI
 # mutex). Metrics hz60_* and hz120_*: frames, janky frames, late by more than a
 # frame, worst lateness, lock waits (count, >= 1 ms, p99.9, max), busy CPU, the
-# share of janky frames from lock waits, and on / fifo against off.
+# share of janky frames from lock waits and from waiting for a CPU, frame time
+# p50 / p90 / p99, lock wait and runnable time per frame, and on / fifo
+# against off.
 #
 # Enforced (-V), at both rates: on cuts janky frames by >= 29.2% and the lock
 # waits' p99.9 by >= 72% against off, and has no more janky frames than fifo.
-# Four runs (2026-12-04) held them with margin: janky frames off 62.3 / 28.1 /
-# 31.1 / 34.1% -> on 1.1 / 0.5 / 0.5 / 1.6% (fifo 19.6 / 16.8 / 22.0 / 19.5%)
-# at 60 Hz, off 34.9 / 34.1 / 33.7 / 30.8% -> on 7.2 / 5.8 / 4.7 / 5.1% (fifo
-# 22.3 / 20.4 / 19.3 / 20.5%) at 120 Hz; p99.9 cut 98.1 / 90.9 / 96.1 / 91.7%
-# (60 Hz) and 86.2 / 89.6 / 95.9 / 86.8% (120 Hz). With SuperPass off, 88-94%
-# (60 Hz) and 81-84% (120 Hz) of the janky frames had lock waits over 3 ms.
-# Not enforced, only reported: busy CPU within +1% of off (-c -1). It moved by
-# +2.10 / -0.01 / -1.11 / +0.00% at 60 Hz and +0.09 / -0.01 / -0.08 / -0.04%
-# at 120 Hz. The hogs keep both CPUs 98-100% busy, so the figure is a
-# saturated share that cannot show SuperPass's own cost (sp-overhead measures
-# that); and a mode
-# that skips vsyncs draws fewer frames a second, leaving more idle time: the
-# +2.10% came from off at 97.77% busy (its 62%-janky run took 44 s for its
-# 1000 frames, not 17), the lowest of the 24 modes measured, against on's
-# usual 99.82%: off idler, not on dearer.
+# The frame's work is 29% of it (UI an eighth, RenderThread a sixth). Three
+# runs (2026-12-04, one in this boot after all the tests before it): janky
+# frames at 60 Hz off 29.0 / 22.8% -> on 1.2 / 0.0% (fifo 17.9 / 11.5%); at
+# 120 Hz off 30.1 / 29.4 / 34.4% -> on 5.1 / 5.5 / 2.6% (fifo 22.6 / 15.4 /
+# 18.3%); lock-wait p99.9 cut 90-96%. on's janky frames at 120 Hz are mostly
+# near misses: 3 / 5 / 0 of them late by more than a frame (worst 18.8 ms,
+# against off's 177-225 and worst 135-146 ms), their mean 10-11 ms split as
+# 2.5 work + 1.8-2.4 lock waits + 2.5-3.7 runnable + 2.7-3.3 the rest, where
+# off's 24 ms hold 16-17 of lock waits. A slower or noisier host costs on
+# first: fifo's threads never wait for a CPU (0.1 ms a frame, against 1.1-1.7
+# ms in off and on alike), so the log prints that split for every mode.
+# Not enforced, only reported: busy CPU within +1% of off (-c -1). The hogs
+# keep both CPUs 98-100% busy, so the figure is a saturated share that cannot
+# show SuperPass's own cost (sp-overhead measures that); and a mode that
+# skips vsyncs draws fewer frames a second, leaving more idle time.
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
+# What else runs: earlier tests of this boot must leave nothing busy behind.
+echo "load before sp-frames: $(cat /proc/loadavg)"
+top -b -n 1 | head -n 12
 rc=0
 for hz in 60 120; do
 	sp-frames -r $hz -n 1000 -V -c -1 > /tmp/frames.out 2>&1
