@@ -67,11 +67,12 @@ pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
         }
         note_wait_cpu(&mut g, waiter);
         // SAFETY: plain call; it looks the TID up under RCU and compares thread groups.
-        let valid = unsafe { ffi::sp_futex_hint_valid(owner) };
+        let hinted = unsafe { ffi::sp_futex_hint_owner(owner) };
+        // The hint is the waiter's process's own name for the owner; the engine's is the kernel's.
         let ev = Event::FutexWait {
             waiter,
-            owner,
-            valid,
+            owner: if hinted > 0 { hinted } else { owner },
+            valid: hinted > 0,
         };
         let answer = g.engine.handle(now, ev);
         place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);

@@ -4,14 +4,33 @@
 //!
 //! Only what the platform alone can decide is done here: whether the command exists, whether the
 //! caller may run it (`CAP_SYS_NICE` for [`abi::needs_privilege`] commands), copying the message in and out of user memory, and
-//! whether the TIDs it names exist. The buffer is allocated before the engine lock is taken.
+//! which threads the caller's TIDs name (its PID namespace's, translated to the kernel's). The buffer is allocated before the engine lock is taken.
 
 use kernel::prelude::*;
 use kernel::uaccess::UserSlice;
 
 use crate::ffi;
 use crate::state;
-use crate::superpass_core::abi::{self, AbiError, Request};
+use crate::superpass_core::abi::{self, AbiError, Request, TidSpace};
+use crate::superpass_core::Tid;
+
+/// The calling task's PID namespace: the caller's TIDs against the kernel's, which the engine uses.
+struct CallerSpace;
+
+impl TidSpace for CallerSpace {
+    fn to_engine(&self, tid: Tid) -> Option<Tid> {
+        // SAFETY: plain call; any TID value is accepted, looked up under RCU.
+        let global = unsafe { ffi::sp_tid_to_engine(tid) };
+        (global > 0).then_some(global)
+    }
+
+    fn to_caller(&self, tid: Tid) -> Option<Tid> {
+        // SAFETY: plain call; any TID value is accepted, looked up under RCU only, so it may run
+        // under the engine lock.
+        let local = unsafe { ffi::sp_tid_to_caller(tid) };
+        (local > 0).then_some(local)
+    }
+}
 
 /// Runs ioctl `cmd` with user argument `arg`.
 pub(crate) fn ioctl(cmd: u32, arg: usize) -> Result<(), AbiError> {
@@ -32,19 +51,14 @@ pub(crate) fn ioctl(cmd: u32, arg: usize) -> Result<(), AbiError> {
             .read_slice(&mut buf)
             .map_err(|_| AbiError::Fault)?;
     }
-    let req = Request::decode(cmd, &buf)?;
-    for tid in req.tids() {
-        // SAFETY: plain call; any TID value is accepted.
-        if !unsafe { ffi::sp_tid_exists(tid) } {
-            return Err(AbiError::NoSuchTask);
-        }
-    }
+    let mut req = Request::decode(cmd, &buf)?;
+    req.to_engine(&CallerSpace)?;
     // SAFETY: plain call.
     let now = unsafe { ffi::sp_now() };
     let n = {
         let mut g = state::lock().ok_or(AbiError::NotFound)?;
         let was = g.engine.enabled();
-        let n = g.engine.apply(now, &req, &mut buf)?;
+        let n = g.engine.apply(now, &req, &mut buf, &CallerSpace)?;
         let is = g.engine.enabled();
         drop(g);
         if was != is {

@@ -138,19 +138,24 @@ void sp_probe_futex_wait_end(void *d, unsigned int flags, u32 bitset)
 	sp_hook_futex_wait_end(sp_now(), current->pid);
 }
 
-/* Whether @tid names a live thread of current's process other than current. */
-bool sp_futex_hint_valid(s32 tid)
+/*
+ * The kernel's own TID of the thread that @tid names in current's PID
+ * namespace (user space writes its own gettid() as the hint), if it is a live
+ * thread of current's process other than current; 0 otherwise.
+ */
+s32 sp_futex_hint_owner(s32 tid)
 {
 	struct task_struct *t;
-	bool ok;
+	s32 owner = 0;
 
-	if (tid <= 0 || tid == current->pid)
-		return false;
+	if (tid <= 0)
+		return 0;
 	rcu_read_lock();
 	t = pid_task(find_vpid(tid), PIDTYPE_PID);
-	ok = t && same_thread_group(t, current) && !(t->flags & PF_EXITING);
+	if (t && t != current && same_thread_group(t, current) && !(t->flags & PF_EXITING))
+		owner = t->pid;
 	rcu_read_unlock();
-	return ok;
+	return owner;
 }
 
 /* ---- futex wakes ---- */

@@ -28,6 +28,7 @@
 
 #include <linux/module.h>
 #include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/siphash.h>
@@ -88,16 +89,43 @@ bool sp_capable_sys_nice(void)
 	return capable(CAP_SYS_NICE);
 }
 
-bool sp_tid_exists(s32 tid)
+/*
+ * The kernel's own TID (init namespace, as the hooks report it) of the thread
+ * that the caller's PID namespace calls @tid; 0 if the caller sees no such
+ * thread.
+ */
+s32 sp_tid_to_engine(s32 tid)
 {
-	bool ok;
+	struct task_struct *t;
+	s32 global = 0;
 
 	if (tid <= 0)
-		return false;
+		return 0;
 	rcu_read_lock();
-	ok = pid_task(find_vpid(tid), PIDTYPE_PID) != NULL;
+	t = pid_task(find_vpid(tid), PIDTYPE_PID);
+	if (t)
+		global = t->pid;
 	rcu_read_unlock();
-	return ok;
+	return global;
+}
+
+/*
+ * The TID the caller's PID namespace gives the kernel's thread @tid; 0 if the
+ * caller cannot see it. Takes no lock but RCU: called under the engine lock.
+ */
+s32 sp_tid_to_caller(s32 tid)
+{
+	struct task_struct *t;
+	s32 local = 0;
+
+	if (tid <= 0)
+		return 0;
+	rcu_read_lock();
+	t = pid_task(find_pid_ns(tid, &init_pid_ns), PIDTYPE_PID);
+	if (t)
+		local = task_pid_vnr(t);
+	rcu_read_unlock();
+	return local;
 }
 
 /*

@@ -58,8 +58,9 @@ mod ffi {
         );
         pub(crate) fn sp_now() -> u64;
         pub(crate) fn sp_capable_sys_nice() -> bool;
-        pub(crate) fn sp_tid_exists(tid: i32) -> bool;
-        pub(crate) fn sp_futex_hint_valid(tid: i32) -> bool;
+        pub(crate) fn sp_tid_to_engine(tid: i32) -> i32;
+        pub(crate) fn sp_tid_to_caller(tid: i32) -> i32;
+        pub(crate) fn sp_futex_hint_owner(tid: i32) -> i32;
         pub(crate) fn sp_task_lookup(tid: i32) -> *mut c_void;
         pub(crate) fn sp_task_queued_cpu(task: *mut c_void) -> i32;
         pub(crate) fn sp_task_queued_on(rq: *mut c_void, task: *mut c_void) -> bool;

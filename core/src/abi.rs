@@ -9,7 +9,7 @@
 //!
 //! One file per plane: the command numbers (`ioctl`), the mechanism bits ([`mech`]), the errors
 //! (`errors`), the field codec (`codec`), how a message is declared (`declare`), the messages
-//! (`messages`) and the decoded request (`request`).
+//! (`messages`), the decoded request (`request`) and how callers name threads (`names`).
 
 mod codec;
 mod declare;
@@ -17,6 +17,7 @@ mod errors;
 mod ioctl;
 pub mod mech;
 mod messages;
+mod names;
 mod request;
 
 pub use codec::ABI_VERSION;
@@ -32,4 +33,5 @@ pub use messages::{
     CriticalEntry, CriticalList, CriticalOne, Enable, Header, StatsHead, StatsMsg, TidMsg,
     TunablesMsg, VersionInfo, MAX_CRITICAL_ENTRIES, MESSAGES, TUNABLE_SLOTS,
 };
+pub use names::{SameSpace, TidSpace};
 pub use request::{request_header, Request};

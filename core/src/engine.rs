@@ -5,7 +5,7 @@
 //! method does bounded work and allocates nothing. Non-critical traffic, by far the most common,
 //! is turned away by [`TidFilter`] checks before any table is touched.
 
-use super::abi::{self, AbiError, Message, Request};
+use super::abi::{self, AbiError, Message, Request, SameSpace, TidSpace};
 use super::critical::CriticalSet;
 use super::detector::{Blockers, Detector, Wait};
 use super::fasttrack::{Cx, FastTrack, GrantOutcome, Link, MAX_COOLING};

@@ -614,6 +614,74 @@ fn ioctl_path_applies_requests_and_rejects_bad_ones() {
     );
 }
 
+/// A caller in a child PID namespace: its TID `t` is the engine's `t + 1000`, and it sees no
+/// engine TID below 1000.
+struct ChildNamespace;
+
+impl abi::TidSpace for ChildNamespace {
+    fn to_engine(&self, tid: Tid) -> Option<Tid> {
+        (tid < 500).then_some(tid + 1000)
+    }
+
+    fn to_caller(&self, tid: Tid) -> Option<Tid> {
+        (tid >= 1000).then_some(tid - 1000)
+    }
+}
+
+/// Runs `cmd` from a `ChildNamespace` caller as the module does: decode, rename, apply.
+fn child_ioctl(e: &mut Engine<NoObserver>, cmd: u32, buf: &mut [u8]) -> Result<usize, AbiError> {
+    let mut req = abi::Request::decode(cmd, buf)?;
+    req.to_engine(&ChildNamespace)?;
+    e.apply(0, &req, buf, &ChildNamespace)
+}
+
+#[test]
+fn a_caller_in_a_child_pid_namespace_names_threads_by_its_own_tids() {
+    let mut e: Engine<NoObserver> = Engine::new(2, NoObserver);
+    let mut buf = vec![0u8; 16384];
+    let size = abi::CriticalList::SIZE;
+    abi::CriticalList::new(&[(10, Role::Ui), (11, Role::Render)])
+        .unwrap()
+        .encode(&mut buf)
+        .unwrap();
+    assert_eq!(
+        child_ioctl(&mut e, abi::SET_CRITICAL, &mut buf[..size]),
+        Ok(0)
+    );
+    // The engine holds the TIDs its hooks will report.
+    assert!(e.critical().contains(1010) && e.critical().contains(1011));
+    assert!(!e.critical().contains(10));
+    // A thread the caller cannot see is no thread to it.
+    abi::CriticalOne::new(600, Role::Other)
+        .encode(&mut buf)
+        .unwrap();
+    assert_eq!(
+        child_ioctl(&mut e, abi::ADD_CRITICAL, &mut buf[..16]),
+        Err(AbiError::NoSuchTask)
+    );
+    abi::TidMsg::new(600).encode(&mut buf).unwrap();
+    assert_eq!(
+        child_ioctl(&mut e, abi::REMOVE_CRITICAL, &mut buf[..16]),
+        Err(AbiError::NotFound)
+    );
+    // One registered from the initial namespace, which this caller cannot see.
+    abi::CriticalOne::new(7, Role::Other)
+        .encode(&mut buf)
+        .unwrap();
+    e.ioctl(0, abi::ADD_CRITICAL, &mut buf[..16]).unwrap();
+    abi::request_header(abi::GET_CRITICAL, &mut buf).unwrap();
+    let n = child_ioctl(&mut e, abi::GET_CRITICAL, &mut buf[..size]).unwrap();
+    let got = abi::CriticalList::decode_reply(&buf[..n]).unwrap();
+    let tids: Vec<Tid> = got.entries().iter().map(|x| x.tid).collect();
+    assert_eq!(tids, [10, 11]);
+    abi::TidMsg::new(11).encode(&mut buf).unwrap();
+    assert_eq!(
+        child_ioctl(&mut e, abi::REMOVE_CRITICAL, &mut buf[..16]),
+        Ok(0)
+    );
+    assert!(!e.critical().contains(1011));
+}
+
 #[test]
 fn a_wait_follows_its_mutex_through_every_change_of_owner() {
     let mut e = engine();

@@ -4,6 +4,7 @@
  *
  *   sp-ctl enable 0|1          SET_ENABLED
  *   sp-ctl critical [TID...]   SET_CRITICAL (role ui; no TIDs clears the set)
+ *   sp-ctl list                GET_CRITICAL: the registered TIDs, one a line
  *   sp-ctl stats               GET_STATS as "key value" lines
  *   sp-ctl set NAME=VALUE      one tunable, the others kept (GET/SET_TUNABLES)
  *   sp-ctl uclamp-used         asks for uclamp.min 0 (no change) on this thread, which
@@ -42,7 +43,8 @@ int main(int argc, char **argv)
 	}
 	fd = open("/dev/superpass", O_RDWR);
 	if (fd < 0 || argc < 2) {
-		fprintf(stderr, "usage: sp-ctl enable 0|1 | critical [TID...] | stats | set NAME=VALUE | uclamp-used\n");
+		fprintf(stderr, "usage: sp-ctl enable 0|1 | critical [TID...] | list | stats | set NAME=VALUE | "
+				"uclamp-used\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "enable") && argc == 3) {
@@ -61,6 +63,15 @@ int main(int argc, char **argv)
 			perror("SET_CRITICAL");
 			return 1;
 		}
+	} else if (!strcmp(argv[1], "list")) {
+		struct sp_critical_list l = { SP_HDR(struct sp_critical_list) };
+
+		if (ioctl(fd, SP_GET_CRITICAL, &l)) {
+			perror("GET_CRITICAL");
+			return 1;
+		}
+		for (uint32_t i = 0; i < l.count && i < SP_MAX_CRITICAL; i++)
+			printf("%d\n", l.entries[i].tid);
 	} else if (!strcmp(argv[1], "stats")) {
 		struct sp_stats *s = calloc(1, sizeof(*s));
 

@@ -206,6 +206,12 @@ impl CriticalList {
         self.entries.get(..n).unwrap_or(&[])
     }
 
+    /// The entries in use, to rewrite in place (their TIDs, into another namespace).
+    pub(crate) fn entries_mut(&mut self) -> &mut [CriticalEntry] {
+        let n = (self.count as usize).min(MAX_CRITICAL_ENTRIES);
+        self.entries.get_mut(..n).unwrap_or(&mut [])
+    }
+
     /// Decodes a [`GET_CRITICAL`] reply, which carries the set's generation.
     pub fn decode_reply(b: &[u8]) -> Result<Self, AbiError> {
         let l: Self = read(b)?;

@@ -12,6 +12,7 @@ use super::ioctl::{
 use super::messages::{
     CriticalEntry, CriticalList, CriticalOne, Enable, Header, StatsMsg, TidMsg, TunablesMsg,
 };
+use super::names::TidSpace;
 
 /// A decoded, validated request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,14 +73,22 @@ impl Request {
         })
     }
 
-    /// The TIDs the request names, which the platform checks for existence.
-    pub fn tids(&self) -> impl Iterator<Item = Tid> + '_ {
-        let (list, one): (&[CriticalEntry], Option<Tid>) = match self {
-            Self::SetCritical(l) => (l.entries(), None),
-            Self::AddCritical(e) => (&[], Some(e.tid)),
-            _ => (&[], None),
-        };
-        list.iter().map(|e| e.tid).chain(one)
+    /// Renames the request's TIDs from the caller's to the engine's, through `space`.
+    ///
+    /// A thread to register that the caller cannot see is [`AbiError::NoSuchTask`]; one to
+    /// remove, [`AbiError::NotFound`], as for a thread that is not registered.
+    pub fn to_engine(&mut self, space: &impl TidSpace) -> Result<(), AbiError> {
+        match self {
+            Self::SetCritical(l) => {
+                for e in l.entries_mut() {
+                    e.tid = space.to_engine(e.tid).ok_or(AbiError::NoSuchTask)?;
+                }
+            }
+            Self::AddCritical(e) => e.tid = space.to_engine(e.tid).ok_or(AbiError::NoSuchTask)?,
+            Self::RemoveCritical(tid) => *tid = space.to_engine(*tid).ok_or(AbiError::NotFound)?,
+            _ => {}
+        }
+        Ok(())
     }
 }
 

@@ -157,8 +157,17 @@ impl<O: Observer> Engine<O> {
 
     /// Applies a decoded request and encodes the reply into `out`, returning its length.
     ///
-    /// The platform decides what only it can (privilege, whether TIDs exist) before calling.
-    pub fn apply(&mut self, now: Nanos, req: &Request, out: &mut [u8]) -> Result<usize, AbiError> {
+    /// The platform decides what only it can (privilege, which threads the caller sees) before
+    /// calling: `req` names threads as the engine does ([`Request::to_engine`]), and the reply
+    /// names them as the caller does, through `space`; a registered thread the caller cannot see
+    /// is left out of it.
+    pub fn apply(
+        &mut self,
+        now: Nanos,
+        req: &Request,
+        out: &mut [u8],
+        space: &impl TidSpace,
+    ) -> Result<usize, AbiError> {
         match req {
             Request::GetVersion => {
                 let v = abi::VersionInfo {
@@ -228,7 +237,11 @@ impl<O: Observer> Engine<O> {
             Request::GetCritical => {
                 let mut e = [(0 as Tid, Role::Other); MAX_CRITICAL];
                 let mut n = 0;
-                for (slot, x) in e.iter_mut().zip(self.critical.iter()) {
+                let seen = self
+                    .critical
+                    .iter()
+                    .filter_map(|(tid, role)| Some((space.to_caller(tid)?, role)));
+                for (slot, x) in e.iter_mut().zip(seen) {
                     *slot = x;
                     n += 1;
                 }
@@ -242,11 +255,12 @@ impl<O: Observer> Engine<O> {
 
     /// Decodes ioctl `cmd`'s argument from `buf`, applies it, and writes the reply into `buf`.
     ///
-    /// This is the whole ioctl path minus what only the platform knows (privilege, TID
-    /// existence), shared by the kernel module and the service's in-memory device.
+    /// This is the kernel module's ioctl path minus what only the platform knows (privilege,
+    /// which threads the caller sees: here all of them, by the engine's TIDs), shared with the
+    /// service's in-memory device.
     pub fn ioctl(&mut self, now: Nanos, cmd: u32, buf: &mut [u8]) -> Result<usize, AbiError> {
         let req = Request::decode(cmd, buf)?;
-        self.apply(now, &req, buf)
+        self.apply(now, &req, buf, &SameSpace)
     }
 }
 
