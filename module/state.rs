@@ -107,6 +107,7 @@ impl Guard {
                 p.lock_lanes,
                 p.woken_lanes,
                 p.probes,
+                p.work_cpus,
             );
         }
     }

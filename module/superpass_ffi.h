@@ -37,7 +37,7 @@ long sp_ioctl(unsigned int cmd, unsigned long arg);
 /* ---- C helpers for Rust (declared in superpass_main.rs's ffi module) ---- */
 unsigned long sp_engine_lock(void);
 void sp_engine_unlock(unsigned long flags);
-void sp_publish(u32 gates, u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, u64 woken_lanes, u32 probes);
+void sp_publish(u32 gates, u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, u64 woken_lanes, u32 probes, u64 work_cpus);
 u64 sp_now(void);
 bool sp_capable_sys_nice(void);
 s32 sp_tid_to_engine(s32 tid);

@@ -68,7 +68,7 @@ static inline bool sp_lock_may_matter(const void *lock)
 	X(do_futex) X(futex_wait_start) X(futex_wait_end) X(futex_wake_traverse) \
 	X(futex_wake_this) X(futex_wake_up_q_finish) X(free_task) X(enqueue) \
 	X(dequeue) X(replace_next) X(preempt) X(select) X(tick) X(uclamp_eff_get) \
-	X(update_misfit_status) X(can_migrate_task)
+	X(update_misfit_status) X(can_migrate_task) X(pick_engine) X(tick_engine)
 
 enum sp_probe_id {
 #define SP_PROBE_ID(name) SPP_##name,
@@ -163,6 +163,18 @@ static inline bool sp_futex_waits_matter(void)
 static inline bool sp_boosting(void)
 {
 	return sp_gate(SP_GATE_BOOSTING);
+}
+
+/*
+ * Published::work_cpus: bit @cpu clear proves that CPU's picks and ticks
+ * cannot change anything, so a CPU without fast-track work never takes the
+ * engine lock while other CPUs have some. CPUs past 64 always ask.
+ */
+extern atomic64_t sp_work_cpus;
+
+static inline bool sp_cpu_has_work(int cpu)
+{
+	return cpu >= 64 || (atomic64_read(&sp_work_cpus) & (1ULL << cpu));
 }
 
 /* ---- lock probes (superpass_lock.c), normal hooks ---- */

@@ -55,6 +55,7 @@ mod ffi {
             lock_lanes: u64,
             woken_lanes: u64,
             probes: u32,
+            work_cpus: u64,
         );
         pub(crate) fn sp_now() -> u64;
         pub(crate) fn sp_capable_sys_nice() -> bool;

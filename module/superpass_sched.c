@@ -284,8 +284,9 @@ static struct task_struct *sp_replace_next(struct rq *rq,
 
 	if (next && unlikely(!READ_ONCE(sp_fair_class)))
 		WRITE_ONCE(sp_fair_class, next->sched_class);
-	if (!sp_boosting())
+	if (!sp_boosting() || !sp_cpu_has_work(cpu_of(rq)))
 		return NULL;
+	sp_count(SPP_pick_engine);
 	t = sp_hook_pick(sp_now(), rq, cpu_of(rq), next ? next->pid : 0, &deadline);
 	if (deadline)
 		sp_arm_bound_timer(deadline);
@@ -391,8 +392,9 @@ void sp_probe_tick(void *d, struct rq *rq)
 {
 	SP_COUNT(tick);
 	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
-	if (!sp_boosting() && !sp_gate(SP_GATE_REGRANT))
+	if (!(sp_boosting() && sp_cpu_has_work(cpu_of(rq))) && !sp_gate(SP_GATE_REGRANT))
 		return;
+	sp_count(SPP_tick_engine);
 	if (sp_hook_tick(sp_now(), rq, cpu_of(rq), rq->curr->pid))
 		sp_resched_rq(rq);
 }

@@ -88,7 +88,8 @@ struct Boost {
     root: Tid,
     /// The platform's handle for the task (the module's `task_struct` address), 0 if unknown.
     handle: u64,
-    /// True once the platform said which runqueue the task is on (enqueue), until it leaves it.
+    /// True once the platform reported the task joining or leaving a runqueue since its boost:
+    /// from then on it reports each move, so no pick needs to look for it.
     located: bool,
 }
 
@@ -344,6 +345,21 @@ impl FastTrack {
             .is_some_and(|pc| pc.running.is_some() || pc.len != 0)
     }
 
+    /// The CPUs with fast-track work ([`FastTrack::has_work`]), as a mask.
+    pub fn work_cpus(&self) -> u64 {
+        self.cpus
+            .iter()
+            .take(self.nr_cpus.min(64))
+            .enumerate()
+            .filter(|(_, pc)| pc.running.is_some() || pc.len != 0)
+            .fold(0, |m, (c, _)| m | 1u64 << c)
+    }
+
+    /// Whether a boosted task's runqueue is unknown: a pick on any CPU may find it queued there.
+    pub fn any_unlocated(&self) -> bool {
+        self.unlocated().next().is_some()
+    }
+
     /// Records the platform's handle for boosted task `tid`; does nothing if it is not boosted.
     pub fn set_handle(&mut self, tid: Tid, handle: u64) {
         if let Some(bi) = self.boost_of(tid) {
@@ -368,8 +384,8 @@ impl FastTrack {
         }
     }
 
-    /// Boosted tasks with a handle whose runqueue the platform has not reported: boosted while
-    /// already queued, so no enqueue announced them.
+    /// Boosted tasks with a handle whose runqueue the platform has not reported since their boost:
+    /// boosted while already queued, so no enqueue announced them.
     pub fn unlocated(&self) -> impl Iterator<Item = (Tid, u64)> + '_ {
         bits(self.live_boosts)
             .filter_map(|i| self.boost_at(i))

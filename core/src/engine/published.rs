@@ -26,6 +26,11 @@ pub struct Published {
     pub woken_lanes: u64,
     /// The probe groups ([`probes`] bits) to keep attached ([`Engine::probes_wanted`]).
     pub probes: u32,
+    /// Bit `c` clear proves CPU `c`'s picks and ticks cannot change anything: no boosted task
+    /// is queued or runs there, every boosted task's runqueue is known (a pick elsewhere cannot
+    /// find one), and no wake is in flight (a tick elsewhere cannot settle one). A CPU without
+    /// fast-track work then never touches the engine while others have some.
+    pub work_cpus: u64,
 }
 
 /// `gate` if `set`, else no bit.
@@ -65,6 +70,13 @@ impl<O: Observer> Engine<O> {
             | gate_if(critical || boosted, gates::TASKS)
             | gate_if(on && woken_lanes != 0, gates::WOKEN)
             | gate_if(on && self.ft.cooling(), gates::REGRANT);
+        let work_cpus = if !boosted {
+            0
+        } else if self.ft.any_unlocated() || !self.wakes.is_empty() {
+            u64::MAX
+        } else {
+            self.ft.work_cpus()
+        };
         Published {
             gates,
             interest_lanes,
@@ -72,6 +84,7 @@ impl<O: Observer> Engine<O> {
             lock_lanes,
             woken_lanes,
             probes,
+            work_cpus,
         }
     }
 }
@@ -211,6 +224,31 @@ mod tests {
         let p = snap(&mut e, 3 * MS);
         assert_eq!(p.gates & WOKEN, 0);
         assert_eq!(p.woken_lanes, 0);
+    }
+
+    #[test]
+    fn only_cpus_with_fast_track_work_are_asked_to_pick() {
+        let mut e = engine();
+        assert_eq!(snap(&mut e, 0).work_cpus, 0, "nothing boosted");
+        e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+        e.set_handle(200, 0x1000);
+        assert_eq!(
+            snap(&mut e, MS).work_cpus,
+            u64::MAX,
+            "boosted where no hook saw it: any CPU's pick may find it queued"
+        );
+        e.enqueue(MS, 1, 200);
+        assert_eq!(snap(&mut e, MS).work_cpus, 0b10);
+        assert_eq!(e.pick(MS, 1, 300), Some(200));
+        assert_eq!(snap(&mut e, MS).work_cpus, 0b10, "running there");
+        // Asleep and still boosted: its wake-up's enqueue will be reported, no pick looks for it.
+        e.dequeue(2 * MS, 1, 200);
+        assert_eq!(snap(&mut e, 2 * MS).work_cpus, 0);
+        e.enqueue(3 * MS, 0, 200);
+        assert_eq!(snap(&mut e, 3 * MS).work_cpus, 0b01);
+        e.owner_released(4 * MS, L1, 200);
+        e.wait_finish(4 * MS, 100, L1);
+        assert_eq!(snap(&mut e, 4 * MS).work_cpus, 0, "the grant ended");
     }
 
     #[test]

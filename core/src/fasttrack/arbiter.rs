@@ -194,7 +194,8 @@ impl FastTrack {
         let Some(b) = self.boosts.get_mut(bi as usize).and_then(Option::as_mut) else {
             return;
         };
-        b.located = false;
+        // Its next enqueue will be reported too: a sleeping task is not lost.
+        b.located = true;
         if b.cpu == Some(cpu as u16) {
             b.cpu = None;
             if let Some(pc) = self.cpus.get_mut(cpu) {
