@@ -523,13 +523,11 @@ static __attribute__((unused)) void *lw_dumper(void *arg)
 	return NULL;
 }
 
-/* Starts the capture of long waits for a SuperPass-on mode; @tag names its captures. */
-static __attribute__((unused)) void lw_start(const char *tag)
+/* Starts the capture of long waits again after lw_stop(), numbering on from its captures. */
+static __attribute__((unused)) void lw_resume(void)
 {
-	const char *test = getenv("SPTEST_NAME");
-
-	snprintf(lw.tag, sizeof(lw.tag), "%s-%s", test ? test : "guest", tag);
-	lw.captured = 0;
+	if (lw.captured >= LW_MAX)
+		return;
 	atomic_store(&lw.pending, 0);
 	atomic_store(&lw.stop, 0);
 	atomic_store(&lw.since, now_ns());
@@ -542,6 +540,16 @@ static __attribute__((unused)) void lw_start(const char *tag)
 	}
 	atomic_store(&lw.armed, 1);
 	atomic_store(&lw.active, 1);
+}
+
+/* Starts the capture of long waits for a SuperPass-on mode; @tag names its captures. */
+static __attribute__((unused)) void lw_start(const char *tag)
+{
+	const char *test = getenv("SPTEST_NAME");
+
+	snprintf(lw.tag, sizeof(lw.tag), "%s-%s", test ? test : "guest", tag);
+	lw.captured = 0;
+	lw_resume();
 }
 
 /*
@@ -560,6 +568,12 @@ static __attribute__((unused)) void lw_note(uint64_t t0, uint64_t wait_ns)
 	lw.to = now_ns() + LW_AFTER_NS;
 	lw.wait_ns = wait_ns;
 	atomic_store(&lw.pending, 1);
+}
+
+/* The waits captured since lw_start(), across its lw_resume()s. */
+static __attribute__((unused)) int lw_captured(void)
+{
+	return lw.captured;
 }
 
 /* Ends the capture (a pending dump is finished first); returns the waits it captured. */
