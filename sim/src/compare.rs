@@ -326,18 +326,28 @@ impl Comparison {
             NARROW.iter().map(|k| index(k)).collect()
         };
         let _ = writeln!(s, "UI thread and RenderThread:\n");
-        self.table_of(&mut s, Waiters::Critical, &cols);
+        self.table_of(&mut s, Waiters::Critical, &cols, None);
         let ui: Vec<usize> = if wide {
             cols
         } else {
             UI_COLUMNS.iter().map(|k| index(k)).collect()
         };
         let _ = writeln!(s, "\nUI thread only:\n");
-        self.table_of(&mut s, Waiters::Ui, &ui);
+        self.table_of(&mut s, Waiters::Ui, &ui, None);
         s
     }
 
-    fn table_of(&self, s: &mut String, who: Waiters, cols: &[usize]) {
+    /// The critical threads' table with the rows of `policies` alone and the columns `keys`
+    /// (JSON keys of [`METRICS`]), in the comparison's order.
+    pub fn table_for(&self, policies: &[&str], keys: &[&str]) -> String {
+        let mut s = String::new();
+        let cols: Vec<usize> = keys.iter().map(|k| index(k)).collect();
+        self.table_of(&mut s, Waiters::Critical, &cols, Some(policies));
+        s
+    }
+
+    /// Writes the table of `who`'s waits: every policy, or those `only` names.
+    fn table_of(&self, s: &mut String, who: Waiters, cols: &[usize], only: Option<&[&str]>) {
         let cells = self.cells_of(who);
         let n = self.samples(who);
         let _ = write!(s, "| policy |");
@@ -351,6 +361,9 @@ impl Comparison {
         }
         let _ = writeln!(s);
         for (i, (p, row)) in self.policies.iter().zip(&cells).enumerate() {
+            if only.is_some_and(|o| !o.contains(&p.0)) {
+                continue;
+            }
             let _ = write!(s, "| {} |", p.0);
             for &c in cols {
                 let m = &METRICS[c];

@@ -16,9 +16,10 @@ use superpass_sim::{plot, policy, run_with, Policy, Scenario};
 ///
 /// A phone can't be put in CI; this runs Android-scale workloads (scrolling at 60/90/120 Hz,
 /// app launch, heavy background, binder-heavy, an rwsem reader storm, scrolling under
-/// paper-scale load) against the stock scheduler, Linux priority inheritance and an idealised
-/// one, RT-UI promotion, Proxy Execution (single-runqueue and with donor migration) and
-/// SuperPass with and without futex owner hints, whose decisions come from superpass-core.
+/// paper-scale load, and the frame loop of the real-kernel guest test sp-frames on its two
+/// vCPUs) against the stock scheduler, Linux priority inheritance and an idealised one, RT-UI
+/// promotion, Proxy Execution (single-runqueue and with donor migration) and SuperPass with and
+/// without futex owner hints, whose decisions come from superpass-core.
 ///
 /// Examples:
 ///   superpass-sim list

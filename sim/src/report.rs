@@ -16,6 +16,22 @@ use std::path::Path;
 /// changes, %) and CPU overhead (percentage points).
 pub const PAPER: (f64, f64, f64, f64) = (-72.0, -47.7, -29.2, 0.74);
 
+/// The scenarios that reproduce a real-kernel guest test's workload.
+const GUEST: &[&str] = &["frames-60", "frames-120"];
+
+/// The policies that stand for its modes: off (`default`, and `pi` with the stock kernel's
+/// rt_mutex inheritance), fifo (`rt-ui`) and on (`superpass`).
+const GUEST_MODES: &[&str] = &["default", "pi", "rt-ui", "superpass"];
+
+/// The paper's four figures and the janky share, the columns of the guest test's tables.
+const GUEST_COLUMNS: &[&str] = &[
+    "janky_pct",
+    "p999_blocking_us",
+    "blocking_count",
+    "blocking_count_ge1ms",
+    "cpu_overhead_pct",
+];
+
 /// What a report runs.
 pub struct ReportOpts {
     /// Simulated seconds per run.
@@ -65,6 +81,7 @@ pub fn write(o: &ReportOpts, out: &Path, img: &Path) -> Result<(), String> {
     header(&mut md, o);
     paper_table(&mut md, &all);
     baseline_table(&mut md, &all);
+    guest_tables(&mut md, o, &all);
     for (name, placement, c) in &all {
         if *placement == Placement::Aosp {
             let file = format!("tail-{name}.svg");
@@ -232,4 +249,30 @@ fn baseline_table(md: &mut String, all: &[(String, Placement, Comparison)]) {
         let _ = writeln!(md);
     }
     let _ = writeln!(md);
+}
+
+/// The guest test's workload, simulated: the paper's four figures per mode, for docs/frames.md
+/// to set beside the kernel's measurement. Its two CPUs are alike, so one placement says all.
+fn guest_tables(md: &mut String, o: &ReportOpts, all: &[(String, Placement, Comparison)]) {
+    let _ = writeln!(
+        md,
+        "## The guest test sp-frames, simulated\n\n\
+         `frames-60` and `frames-120` are the workload of the real-kernel guest test sp-frames on \
+         its two equal vCPUs. Its modes off, fifo and on are `default` (or `pi`, which adds the \
+         stock kernel's rt_mutex inheritance; no waiter is RT there), `rt-ui` and `superpass`. \
+         The paper's four figures and the janky share; cells and Δ as in the tables below. \
+         docs/frames.md sets these figures beside the kernel's measurement.\n"
+    );
+    for (name, placement, c) in all {
+        if GUEST.contains(&name.as_str()) && *placement == Placement::Aosp {
+            let _ = writeln!(
+                md,
+                "`superpass-sim compare --scenario {name} --seconds {} --seeds {} --policies {}`\n\n{}",
+                o.seconds,
+                o.seeds,
+                GUEST_MODES.join(","),
+                c.table_for(GUEST_MODES, GUEST_COLUMNS)
+            );
+        }
+    }
 }

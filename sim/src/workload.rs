@@ -266,6 +266,8 @@ const HEAVY: &str = include_str!("../scenarios/heavy-background.toml");
 const BINDER: &str = include_str!("../scenarios/binder-heavy.toml");
 const STORM: &str = include_str!("../scenarios/rwsem-storm.toml");
 const PAPER: &str = include_str!("../scenarios/paper-scroll.toml");
+const FRAMES_60: &str = include_str!("../scenarios/frames-60.toml");
+const FRAMES_120: &str = include_str!("../scenarios/frames-120.toml");
 
 /// Names of the built-in scenarios, in report order.
 pub const SCENARIOS: &[&str] = &[
@@ -278,6 +280,8 @@ pub const SCENARIOS: &[&str] = &[
     "rwsem-storm",
     "paper-scroll-60",
     "paper-scroll-120",
+    "frames-60",
+    "frames-120",
 ];
 
 impl Scenario {
@@ -300,6 +304,8 @@ impl Scenario {
             "rwsem-storm" => (STORM, None),
             "paper-scroll-60" => (PAPER, Some(60.0)),
             "paper-scroll-120" => (PAPER, Some(120.0)),
+            "frames-60" => (FRAMES_60, None),
+            "frames-120" => (FRAMES_120, None),
             _ => {
                 return Err(format!(
                     "unknown scenario `{name}`; built-in scenarios: {}",
@@ -324,6 +330,8 @@ impl Scenario {
             "binder-heavy" => BINDER,
             "rwsem-storm" => STORM,
             "paper-scroll-60" | "paper-scroll-120" => PAPER,
+            "frames-60" => FRAMES_60,
+            "frames-120" => FRAMES_120,
             _ => return None,
         })
     }

@@ -48,8 +48,9 @@ fn invariants_hold(policy: &str) {
             "{policy} on {name}: {:#?}",
             &out.violations[..out.violations.len().min(5)]
         );
+        // The two-CPU frames scenarios make about 900 events in this time, the phone ones 2000 or more.
         assert!(
-            out.res.events > 1000,
+            out.res.events > 500,
             "{policy} on {name}: only {} events",
             out.res.events
         );
