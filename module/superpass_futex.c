@@ -146,14 +146,12 @@ void sp_probe_futex_wait_end(void *d, unsigned int flags, u32 bitset)
 s32 sp_futex_hint_owner(s32 tid)
 {
 	struct task_struct *t;
-	s32 owner = 0;
+	s32 owner;
 
-	if (tid <= 0)
-		return 0;
 	rcu_read_lock();
-	t = pid_task(find_vpid(tid), PIDTYPE_PID);
-	if (t && t != current && same_thread_group(t, current) && !(t->flags & PF_EXITING))
-		owner = t->pid;
+	t = sp_task_named(tid, true);
+	owner = t && t != current && same_thread_group(t, current) && !(t->flags & PF_EXITING) ?
+		t->pid : 0;
 	rcu_read_unlock();
 	return owner;
 }

@@ -101,14 +101,11 @@ bool sp_capable_sys_nice(void)
 s32 sp_tid_to_engine(s32 tid)
 {
 	struct task_struct *t;
-	s32 global = 0;
+	s32 global;
 
-	if (tid <= 0)
-		return 0;
 	rcu_read_lock();
-	t = pid_task(find_vpid(tid), PIDTYPE_PID);
-	if (t)
-		global = t->pid;
+	t = sp_task_named(tid, true);
+	global = t ? t->pid : 0;
 	rcu_read_unlock();
 	return global;
 }
@@ -120,14 +117,11 @@ s32 sp_tid_to_engine(s32 tid)
 s32 sp_tid_to_caller(s32 tid)
 {
 	struct task_struct *t;
-	s32 local = 0;
+	s32 local;
 
-	if (tid <= 0)
-		return 0;
 	rcu_read_lock();
-	t = pid_task(find_pid_ns(tid, &init_pid_ns), PIDTYPE_PID);
-	if (t)
-		local = task_pid_vnr(t);
+	t = sp_task_named(tid, false);
+	local = t ? task_pid_vnr(t) : 0;
 	rcu_read_unlock();
 	return local;
 }

@@ -13,6 +13,8 @@
 #include <linux/sched.h>
 #include <linux/jump_label.h>
 #include <linux/percpu.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
 
 #include "superpass_consts.h"
 
@@ -158,6 +160,17 @@ static inline bool sp_ownership_matters(void)
 static inline bool sp_futex_waits_matter(void)
 {
 	return sp_gate(SP_GATE_FUTEX_WAITS);
+}
+
+/*
+ * Under rcu_read_lock(): the task that @tid names in the calling task's PID
+ * namespace (@callers) or in the kernel's own, or NULL.
+ */
+static inline struct task_struct *sp_task_named(s32 tid, bool callers)
+{
+	if (tid <= 0)
+		return NULL;
+	return pid_task(callers ? find_vpid(tid) : find_pid_ns(tid, &init_pid_ns), PIDTYPE_PID);
 }
 
 static inline bool sp_boosting(void)
