@@ -290,6 +290,22 @@ pub(crate) fn tick(now: Nanos, rq: RqRef, cpu: Cpu, curr: Tid) -> bool {
     resched
 }
 
+/// CPU `cpu`'s bound timer, armed after a pick for [`superpass_core::engine::Engine::deadline`],
+/// fired at `now`: `Ok(())` to reschedule, or `Err` with the deadline to fire at instead (none
+/// when no boosted task runs there any more: its grant ended without a pick, and the critical
+/// thread that may run now must not be preempted for it).
+pub(crate) fn bound_timer(now: Nanos, cpu: Cpu) -> Result<(), Option<Nanos>> {
+    // Early by less than this, it is due: another timer for a few microseconds costs more.
+    const SLACK_NS: Nanos = 50_000;
+    let Some(g) = state::lock() else {
+        return Err(None);
+    };
+    match g.engine.deadline(cpu) {
+        Some(at) if at <= now.saturating_add(SLACK_NS) => Ok(()),
+        later => Err(later),
+    }
+}
+
 /// Task `tid` is being freed: the engine forgets it, and no pointer to it survives.
 pub(crate) fn task_free(now: Nanos, tid: Tid, task: Option<TaskRef>) {
     let Some(mut g) = state::lock() else { return };

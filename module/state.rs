@@ -146,4 +146,8 @@ impl Observer for TraceObserver {
     fn pick(&mut self, _now: Nanos, cpu: Cpu, tid: Tid) {
         trace::pick(cpu, tid);
     }
+
+    fn queued(&mut self, _now: Nanos, cpu: Cpu, tid: Tid, run_now: bool) {
+        trace::queue(cpu, tid, run_now);
+    }
 }

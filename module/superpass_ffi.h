@@ -27,6 +27,7 @@ void *sp_hook_pick(u64 now, void *rq, unsigned int cpu, s32 fair_next, u64 *dead
 bool sp_hook_preempt(u64 now, unsigned int cpu, s32 curr, s32 waking);
 s32 sp_hook_select(u64 now, s32 tid, unsigned int prev_cpu, u64 idle, u64 allowed);
 bool sp_hook_tick(u64 now, void *rq, unsigned int cpu, s32 curr);
+bool sp_hook_bound_timer(u64 now, unsigned int cpu, u64 *next);
 u32 sp_hook_uclamp_min(s32 tid);
 bool sp_hook_misfit(s32 tid, u32 cpu);
 bool sp_hook_may_migrate(s32 tid, u32 src, u32 dst, bool running);
@@ -53,6 +54,7 @@ void sp_trace_block(s32 waiter, s32 blocker, u64 lock, u32 kind);
 void sp_trace_grant(s32 blocker, s32 waiter, s32 root, u64 lock, u32 depth);
 void sp_trace_revoke(s32 blocker, u32 reason);
 void sp_trace_pick(u32 cpu, s32 tid);
+void sp_trace_queue(u32 cpu, s32 tid, bool run_now);
 int sp_c_init(u64 *active_mask, u64 *busy_mask);
 u32 sp_cpu_capacity(u32 cpu);
 u32 sp_this_cpu(void);

@@ -162,3 +162,8 @@ void sp_trace_pick(u32 cpu, s32 tid)
 {
 	trace_superpass_pick(cpu, tid);
 }
+
+void sp_trace_queue(u32 cpu, s32 tid, bool run_now)
+{
+	trace_superpass_queue(cpu, tid, run_now);
+}

@@ -72,6 +72,7 @@ mod ffi {
         pub(crate) fn sp_trace_grant(blocker: i32, waiter: i32, root: i32, lock: u64, depth: u32);
         pub(crate) fn sp_trace_revoke(blocker: i32, reason: u32);
         pub(crate) fn sp_trace_pick(cpu: u32, tid: i32);
+        pub(crate) fn sp_trace_queue(cpu: u32, tid: i32, run_now: bool);
         pub(crate) fn sp_c_init(active_mask: *mut u64, busy_mask: *mut u64) -> c_int;
         pub(crate) fn sp_cpu_capacity(cpu: u32) -> u32;
         pub(crate) fn sp_this_cpu() -> u32;
@@ -443,6 +444,22 @@ pub unsafe extern "C" fn sp_hook_tick(now: u64, rq: *mut c_void, cpu: c_uint, cu
     };
     // INVARIANT: the caller holds `rq`'s lock for the whole call.
     hooks::tick(now, RqRef(rq), cpu, curr)
+}
+
+/// CPU `cpu`'s bound timer fired at `now`; returns true to reschedule, else writes to `next`
+/// when to fire again (0: not again).
+///
+/// # Safety
+///
+/// `next` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn sp_hook_bound_timer(now: u64, cpu: c_uint, next: *mut u64) -> bool {
+    let answer = hooks::bound_timer(now, cpu);
+    if !next.is_null() {
+        // SAFETY: the caller passes a pointer valid for a write.
+        unsafe { next.write(answer.err().flatten().unwrap_or(0)) };
+    }
+    answer.is_ok()
 }
 
 /// The uclamp.min task `tid` should have while it is boosted, or 0 to leave its clamp alone.

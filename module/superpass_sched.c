@@ -198,16 +198,29 @@ u32 sp_this_cpu(void)
  * The bound timer: a fast-tracked task's budget, its CPU's throttle share
  * and its slice end between ticks (a tick is 4 ms at HZ=250, half a default
  * budget), so each pick that leaves a boosted task running arms this CPU's
- * timer for the engine's deadline. Firing only asks the CPU to reschedule:
- * the pick that follows charges the task and ends what ran out.
+ * timer for the engine's deadline. Firing asks the engine whether that
+ * deadline still stands, and if so only asks the CPU to reschedule: the pick
+ * that follows charges the task and ends what ran out.
  */
 static DEFINE_PER_CPU(struct hrtimer, sp_bound_timer);
 
 static enum hrtimer_restart sp_bound_fire(struct hrtimer *t)
 {
-	set_tsk_need_resched(current);
-	set_preempt_need_resched();
-	return HRTIMER_NORESTART;
+	u64 next = 0;
+
+	/*
+	 * The deadline it was armed for may have moved, or gone with the grant
+	 * (the task that runs now may be the critical thread it was for).
+	 */
+	if (sp_hook_bound_timer(sp_now(), smp_processor_id(), &next)) {
+		set_tsk_need_resched(current);
+		set_preempt_need_resched();
+		return HRTIMER_NORESTART;
+	}
+	if (!next)
+		return HRTIMER_NORESTART;
+	hrtimer_set_expires(t, ns_to_ktime(next));
+	return HRTIMER_RESTART;
 }
 
 /* Called with this CPU's rq locked, from its pick: the timer is this CPU's. */

@@ -7,6 +7,7 @@
  *   superpass_grant: blocker=456 waiter=123 root=123 lock=0x5be0cd19137e2179 depth=1
  *   superpass_revoke: blocker=456 reason=released
  *   superpass_pick: cpu=1 tid=456
+ *   superpass_queue: cpu=1 tid=456 run_now=1
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM superpass
@@ -94,6 +95,27 @@ TRACE_EVENT(superpass_pick,
 		__entry->tid = tid;
 	),
 	TP_printk("cpu=%u tid=%d", __entry->cpu, __entry->tid)
+);
+
+/*
+ * Boosted task @tid joined CPU @cpu's runqueue; @run_now: that CPU was asked
+ * to pick again at once.
+ */
+TRACE_EVENT(superpass_queue,
+	TP_PROTO(u32 cpu, s32 tid, bool run_now),
+	TP_ARGS(cpu, tid, run_now),
+	TP_STRUCT__entry(
+		__field(u32, cpu)
+		__field(s32, tid)
+		__field(bool, run_now)
+	),
+	TP_fast_assign(
+		__entry->cpu = cpu;
+		__entry->tid = tid;
+		__entry->run_now = run_now;
+	),
+	TP_printk("cpu=%u tid=%d run_now=%d", __entry->cpu, __entry->tid,
+		  __entry->run_now)
 );
 
 #endif /* _SUPERPASS_TRACE_H */

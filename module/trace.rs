@@ -29,3 +29,10 @@ pub(crate) fn pick(cpu: Cpu, tid: Tid) {
     // SAFETY: plain values; the tracepoint may be called in any context.
     unsafe { ffi::sp_trace_pick(cpu, tid) }
 }
+
+/// `superpass:superpass_queue`: boosted task `tid` joined CPU `cpu`'s runqueue; `run_now`: that
+/// CPU was asked to pick again.
+pub(crate) fn queue(cpu: Cpu, tid: Tid, run_now: bool) {
+    // SAFETY: plain values; the tracepoint may be called in any context.
+    unsafe { ffi::sp_trace_queue(cpu, tid, run_now) }
+}

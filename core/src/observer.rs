@@ -88,6 +88,8 @@ pub trait Observer {
     fn unboosted(&mut self, now: Nanos, tid: Tid, reason: RevokeReason) {}
     /// CPU `cpu` was told to run boosted task `tid` instead of the stock choice.
     fn pick(&mut self, now: Nanos, cpu: Cpu, tid: Tid) {}
+    /// Boosted task `tid` joined CPU `cpu`'s runqueue; `run_now`: the CPU was asked to pick again.
+    fn queued(&mut self, now: Nanos, cpu: Cpu, tid: Tid, run_now: bool) {}
 }
 
 /// An observer that ignores everything.

@@ -171,10 +171,13 @@ impl FastTrack {
             }
         }
         self.charge(now, cpu, cx);
-        self.cpus
+        let run_now = self
+            .cpus
             .get(cpu)
             .is_some_and(|pc| !pc.throttled && pc.running.is_none())
-            && self.boost_at(bi as usize).is_some()
+            && self.boost_at(bi as usize).is_some();
+        cx.obs.queued(now, cpu as Cpu, tid, run_now);
+        run_now
     }
 
     /// `tid` left CPU `cpu`'s runqueue (it blocked, or is migrating).
