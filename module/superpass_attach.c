@@ -113,9 +113,34 @@ static bool sp_probes_stopping;
 static void sp_probes_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(sp_probes_work, sp_probes_fn);
 
+/*
+ * The CPU to run the group changes on: the next online CPU after this one.
+ * A change patches kernel text, which takes milliseconds on some machines
+ * (and in an emulator), and it is asked for by a critical thread's wait on
+ * this CPU: its highpri kworker must not take the CPU the critical thread
+ * is about to need.
+ */
+static int sp_probes_cpu(void)
+{
+	int self = raw_smp_processor_id(), c;
+
+	for_each_online_cpu(c)
+		if (c > self)
+			return c;
+	for_each_online_cpu(c)
+		if (c != self)
+			return c;
+	return self;
+}
+
+static void sp_probes_queue(unsigned long delay)
+{
+	mod_delayed_work_on(sp_probes_cpu(), system_highpri_wq, &sp_probes_work, delay);
+}
+
 static void sp_probes_kick(struct irq_work *w)
 {
-	mod_delayed_work(system_highpri_wq, &sp_probes_work, 0);
+	sp_probes_queue(0);
 }
 
 static DEFINE_IRQ_WORK(sp_probes_irq, sp_probes_kick);
@@ -193,8 +218,7 @@ static void sp_probes_fn(struct work_struct *work)
 	if (!sp_probes_stopping) {
 		sp_probes_set(want);
 		if (sp_probes_attached)
-			queue_delayed_work(system_highpri_wq, &sp_probes_work,
-					   nsecs_to_jiffies(recheck) + 1);
+			sp_probes_queue(nsecs_to_jiffies(recheck) + 1);
 	}
 	mutex_unlock(&sp_probes_mutex);
 }
@@ -206,7 +230,7 @@ static void sp_probes_fn(struct work_struct *work)
  */
 void sp_probes_sync(void)
 {
-	mod_delayed_work(system_highpri_wq, &sp_probes_work, 0);
+	sp_probes_queue(0);
 	flush_delayed_work(&sp_probes_work);
 }
 
@@ -216,7 +240,7 @@ static void sp_probes_start(void)
 	sp_avail = sp_attached;
 	sp_probes_attached = SP_PROBES_OWNERS | SP_PROBES_READERS;
 	atomic_set(&sp_probes_mirror, sp_probes_attached);
-	mod_delayed_work(system_highpri_wq, &sp_probes_work, 0);
+	sp_probes_queue(0);
 }
 
 /*
