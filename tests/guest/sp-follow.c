@@ -319,6 +319,8 @@ static void *critical(void *arg)
 		while (atomic_load(&episodes) < e0 + 2 && now_ns() < deadline)
 			usleep(1000);
 	}
+	if (mode_superpass(mode_name))
+		stall_watch_start((int)syscall(SYS_gettid));
 	atomic_store(&critical_ready, 1);
 	while (!atomic_load(&stop_mode)) {
 		uint64_t w, t, next = now_ns() + period_us * 1000ULL;
@@ -342,6 +344,7 @@ static void *critical(void *arg)
 			samples[i] = w;
 		sleep_until(next);
 	}
+	stall_watch_stop();
 	if (on) {
 		struct sp_tid t = { SP_HDR(struct sp_tid), (int32_t)syscall(SYS_gettid), 0 };
 

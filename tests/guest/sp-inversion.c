@@ -159,6 +159,8 @@ static void *critical(void *arg)
 	}
 	if (nreaders)
 		await_blockers_cycled();
+	if (mode_superpass(mode_name))
+		stall_watch_start((int)syscall(SYS_gettid));
 	atomic_store(&critical_ready, 1);
 	while (!atomic_load(&stop_mode)) {
 		uint64_t w, t, next = now_ns() + period_us * 1000ULL;
@@ -181,6 +183,7 @@ static void *critical(void *arg)
 		ts.tv_nsec = next % 1000000000ULL;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
+	stall_watch_stop();
 	if (mode_is(mode_name, "on")) {
 		struct sp_tid t = { SP_HDR(struct sp_tid), (int32_t)syscall(SYS_gettid), 0 };
 

@@ -12,7 +12,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -362,6 +364,15 @@ static __attribute__((unused)) void mark(const char *fmt, long tid)
 		errno = e;
 }
 
+/* Writes @text as one marker line while a capture runs (as mark() does). */
+static __attribute__((unused)) void mark_text(const char *text)
+{
+	int fd = atomic_load(&marker_fd), e = errno;
+
+	if (fd >= 0 && write(fd, text, strlen(text)) < 0)
+		errno = e;
+}
+
 /*
  * Starts ftrace with per-CPU buffers of @buffer_kb: the scheduler's switches,
  * wakeups and blocked reasons, SuperPass's events and our markers. Returns 0
@@ -383,6 +394,11 @@ static __attribute__((unused)) int trace_start(int buffer_kb)
 	write_file(TR "events/sched/sched_switch/enable", "1");
 	write_file(TR "events/sched/sched_waking/enable", "1");
 	write_file(TR "events/sched/sched_blocked_reason/enable", "1");
+	write_file(TR "events/sched/sched_migrate_task/enable", "1");
+	/* Whether a woken waiter spins on its mutex (LCB_F_MUTEX | LCB_F_SPIN) or sleeps again. */
+	write_file(TR "events/lock/contention_begin/filter", "flags & 32");
+	write_file(TR "events/lock/contention_begin/enable", "1");
+	write_file(TR "events/lock/contention_end/enable", "1");
 	write_file(TR "events/superpass/enable", "1");
 	write_file(TR "tracing_on", "1");
 	atomic_store(&marker_fd, open(TR "trace_marker", O_WRONLY));
@@ -589,6 +605,137 @@ static __attribute__((unused)) int lw_stop(void)
 	lw.on_fd = -1;
 	trace_stop();
 	return lw.captured;
+}
+
+/*
+ * Stall snapshots, for diagnosis (SP_STALLWATCH=1 in the environment): a
+ * SCHED_FIFO thread looks at one thread every 2 ms. Once that thread has been
+ * runnable for STALL_NS without running, the scheduler's own view of the
+ * runqueues goes into the ftrace buffer through trace_marker, so that a long
+ * wait's capture shows why it did not run: from /sys/kernel/debug/sched/debug,
+ * each CPU's cfs_rq (avg_vruntime, nr_running) and its runnable sp-* tasks
+ * (vruntime, E/N for eligible or not, deadline, slice). Off by default: the
+ * watcher is itself a task that wakes every 2 ms.
+ */
+#define STALL_NS 8000000ULL
+
+static struct {
+	pthread_t thread;
+	atomic_int stop;
+	int tid, on;
+} stall;
+
+/* @tid's state letter and sum_exec_runtime (/proc/self/task/<tid>/{stat,schedstat}). */
+static int stall_sample(int tid, char *state, uint64_t *exec)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	ok = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	p = ok ? strrchr(buf, ')') : NULL;
+	if (!p || !p[1] || !p[2])
+		return -1;
+	*state = p[2];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	ok = fscanf(f, "%" SCNu64, exec) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+static void stall_dump(int tid, uint64_t stalled_ns)
+{
+	static char text[256 * 1024];
+	char line[300];
+	int fd = open("/sys/kernel/debug/sched/debug", O_RDONLY), in_cfs = 0;
+	ssize_t n, len = 0;
+	char *l, *save;
+
+	if (fd < 0)
+		return;
+	while (len < (ssize_t)sizeof(text) - 1 && (n = read(fd, text + len, sizeof(text) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	text[len] = 0;
+	snprintf(line, sizeof(line), "stall %d: runnable %.1f ms without running\n", tid, stalled_ns / 1e6);
+	mark_text(line);
+	for (l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		int keep = 0;
+
+		if (!strncmp(l, "cfs_rq[", 7)) {
+			in_cfs = 1;
+			keep = 1;
+		} else if (!strncmp(l, "rt_rq[", 6) || !strncmp(l, "dl_rq[", 6) || !strncmp(l, "cpu#", 4)) {
+			in_cfs = 0;
+			keep = !strncmp(l, "cpu#", 4);
+		} else if (in_cfs && (strstr(l, ".avg_vruntime") || strstr(l, ".nr_running") ||
+				      strstr(l, ".left_vruntime") || strstr(l, ".zero_vruntime"))) {
+			keep = 1;
+		} else if (strstr(l, " sp-") && (l[0] == ' ' || l[0] == '>')) {
+			keep = 1;
+		}
+		if (keep) {
+			snprintf(line, sizeof(line), "stall %d: %.250s\n", tid, l);
+			mark_text(line);
+		}
+	}
+}
+
+static void *stall_watcher(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	uint64_t last_exec = 0, since = 0;
+	int dumped = 0;
+
+	(void)arg;
+	sched_setscheduler(0, SCHED_FIFO, &sp);
+	while (!atomic_load(&stall.stop)) {
+		uint64_t exec, t = now_ns();
+		struct timespec ts = { 0, 2000000 };
+		char state;
+
+		if (!stall_sample(stall.tid, &state, &exec) && state == 'R' && exec == last_exec) {
+			if (!since)
+				since = t;
+			else if (!dumped && t - since >= STALL_NS) {
+				stall_dump(stall.tid, t - since);
+				dumped = 1;
+			}
+		} else {
+			since = 0;
+			dumped = 0;
+		}
+		last_exec = exec;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* Watches thread @tid for stalls if SP_STALLWATCH=1 (see above). */
+static __attribute__((unused)) void stall_watch_start(int tid)
+{
+	const char *e = getenv("SP_STALLWATCH");
+
+	if (!e || strcmp(e, "1") || stall.on)
+		return;
+	stall.tid = tid;
+	atomic_store(&stall.stop, 0);
+	stall.on = !pthread_create(&stall.thread, NULL, stall_watcher, NULL);
+}
+
+static __attribute__((unused)) void stall_watch_stop(void)
+{
+	if (!stall.on)
+		return;
+	atomic_store(&stall.stop, 1);
+	pthread_join(stall.thread, NULL);
+	stall.on = 0;
 }
 
 #endif /* SP_HARNESS_H */

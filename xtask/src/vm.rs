@@ -222,7 +222,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             &k,
             &machine,
             &initrd,
-            &format!("sptest.timeout={}", o.test_timeout),
+            &format!("sptest.timeout={}{}", o.test_timeout, guest_env()?),
             Duration::from_secs(o.timeout),
             &logs,
             o.verbose,
@@ -279,6 +279,34 @@ fn superpass_on_capture(trace: &Path) -> bool {
 }
 
 /// Itemizes every wait over 16 ms (a 60 Hz frame) in the captures of SuperPass-on modes with
+/// Extra environment for the guest's tests, from the host's `SUPERPASS_GUEST_ENV` (`KEY=value`
+/// words, e.g. `SP_STALLWATCH=1`): words of the kernel command line the kernel does not know
+/// reach /init's environment, and so every test's.
+fn guest_env() -> Result<String, String> {
+    let Ok(env) = std::env::var("SUPERPASS_GUEST_ENV") else {
+        return Ok(String::new());
+    };
+    let mut out = String::new();
+    for word in env.split_whitespace() {
+        match word.split_once('=') {
+            Some((k, _))
+                if !k.is_empty()
+                    && k.bytes()
+                        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') =>
+            {
+                out.push(' ');
+                out.push_str(word);
+            }
+            _ => {
+                return Err(format!(
+                    "SUPERPASS_GUEST_ENV: `{word}` is not KEY=value with an upper-case KEY"
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// `superpass-trace report --long-ms 16 --long-only`, printed and appended to `log` (the
 /// boot's guest.log). Reporting only: a failure to itemize is printed, not a test failure.
 fn itemize_long_waits(traces: &[PathBuf], log: &Path) {
