@@ -150,4 +150,8 @@ impl Observer for TraceObserver {
     fn queued(&mut self, _now: Nanos, cpu: Cpu, tid: Tid, run_now: bool) {
         trace::queue(cpu, tid, run_now);
     }
+
+    fn throttled(&mut self, now: Nanos, cpu: Cpu, until: Nanos) {
+        trace::throttle(cpu, until.saturating_sub(now));
+    }
 }

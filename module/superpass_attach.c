@@ -200,6 +200,8 @@ static void sp_probes_set(u32 want)
 		SP_READER_HOOKS(SP_GROUP_DETACH)
 	sp_probes_attached = want;
 	atomic_set(&sp_probes_mirror, want);
+	if (add | drop)
+		sp_trace_probes(want);
 	if (!drop)
 		return;
 	/* No probe of a dropped group runs past this point. */

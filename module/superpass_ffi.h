@@ -55,6 +55,7 @@ void sp_trace_grant(s32 blocker, s32 waiter, s32 root, u64 lock, u32 depth);
 void sp_trace_revoke(s32 blocker, u32 reason);
 void sp_trace_pick(u32 cpu, s32 tid);
 void sp_trace_queue(u32 cpu, s32 tid, bool run_now);
+void sp_trace_throttle(u32 cpu, u64 for_ns);
 int sp_c_init(u64 *active_mask, u64 *busy_mask);
 u32 sp_cpu_capacity(u32 cpu);
 u32 sp_this_cpu(void);

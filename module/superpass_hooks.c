@@ -167,3 +167,13 @@ void sp_trace_queue(u32 cpu, s32 tid, bool run_now)
 {
 	trace_superpass_queue(cpu, tid, run_now);
 }
+
+void sp_trace_throttle(u32 cpu, u64 for_ns)
+{
+	trace_superpass_throttle(cpu, div_u64(for_ns, NSEC_PER_USEC));
+}
+
+void sp_trace_probes(u32 groups)
+{
+	trace_superpass_probes(groups);
+}

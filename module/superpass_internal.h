@@ -95,6 +95,9 @@ static __always_inline int sp_count(int id)
 void sp_probestat_init(void);
 void sp_probestat_exit(void);
 
+/* superpass:superpass_probes: the on-demand probe groups now attached (superpass_hooks.c). */
+void sp_trace_probes(u32 groups);
+
 /* ---- the lock-free rwsem reader record (superpass_readers.c) ---- */
 void sp_reader_enter(struct rw_semaphore *sem, pid_t tid);
 void sp_reader_leave(struct rw_semaphore *sem, pid_t tid);

@@ -73,6 +73,7 @@ mod ffi {
         pub(crate) fn sp_trace_revoke(blocker: i32, reason: u32);
         pub(crate) fn sp_trace_pick(cpu: u32, tid: i32);
         pub(crate) fn sp_trace_queue(cpu: u32, tid: i32, run_now: bool);
+        pub(crate) fn sp_trace_throttle(cpu: u32, for_ns: u64);
         pub(crate) fn sp_c_init(active_mask: *mut u64, busy_mask: *mut u64) -> c_int;
         pub(crate) fn sp_cpu_capacity(cpu: u32) -> u32;
         pub(crate) fn sp_this_cpu() -> u32;

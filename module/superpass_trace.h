@@ -8,6 +8,8 @@
  *   superpass_revoke: blocker=456 reason=released
  *   superpass_pick: cpu=1 tid=456
  *   superpass_queue: cpu=1 tid=456 run_now=1
+ *   superpass_throttle: cpu=1 for_us=42000
+ *   superpass_probes: groups=owners,readers
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM superpass
@@ -116,6 +118,42 @@ TRACE_EVENT(superpass_queue,
 	),
 	TP_printk("cpu=%u tid=%d run_now=%d", __entry->cpu, __entry->tid,
 		  __entry->run_now)
+);
+
+/*
+ * CPU @cpu used up its fast-track share of the throttle window: for the next
+ * @for_us microseconds it runs no boosted task ahead of CFS's choice.
+ */
+TRACE_EVENT(superpass_throttle,
+	TP_PROTO(u32 cpu, u64 for_us),
+	TP_ARGS(cpu, for_us),
+	TP_STRUCT__entry(
+		__field(u32, cpu)
+		__field(u64, for_us)
+	),
+	TP_fast_assign(
+		__entry->cpu = cpu;
+		__entry->for_us = for_us;
+	),
+	TP_printk("cpu=%u for_us=%llu", __entry->cpu, __entry->for_us)
+);
+
+/* The on-demand probe groups attached from now on (SP_PROBES_*; "none"). */
+TRACE_EVENT(superpass_probes,
+	TP_PROTO(u32 groups),
+	TP_ARGS(groups),
+	TP_STRUCT__entry(
+		__field(u32, groups)
+	),
+	TP_fast_assign(
+		__entry->groups = groups;
+	),
+	TP_printk("groups=%s",
+		  __print_symbolic(__entry->groups & (SP_PROBES_OWNERS | SP_PROBES_READERS),
+				   { 0, "none" },
+				   { SP_PROBES_OWNERS, "owners" },
+				   { SP_PROBES_READERS, "readers" },
+				   { SP_PROBES_OWNERS | SP_PROBES_READERS, "owners,readers" }))
 );
 
 #endif /* _SUPERPASS_TRACE_H */

@@ -36,3 +36,10 @@ pub(crate) fn queue(cpu: Cpu, tid: Tid, run_now: bool) {
     // SAFETY: plain values; the tracepoint may be called in any context.
     unsafe { ffi::sp_trace_queue(cpu, tid, run_now) }
 }
+
+/// `superpass:superpass_throttle`: CPU `cpu` runs no boosted task ahead of CFS's choice for the
+/// next `for_ns`.
+pub(crate) fn throttle(cpu: Cpu, for_ns: u64) {
+    // SAFETY: plain values; the tracepoint may be called in any context.
+    unsafe { ffi::sp_trace_throttle(cpu, for_ns) }
+}

@@ -90,6 +90,9 @@ pub trait Observer {
     fn pick(&mut self, now: Nanos, cpu: Cpu, tid: Tid) {}
     /// Boosted task `tid` joined CPU `cpu`'s runqueue; `run_now`: the CPU was asked to pick again.
     fn queued(&mut self, now: Nanos, cpu: Cpu, tid: Tid, run_now: bool) {}
+    /// CPU `cpu` used up its fast-track share of the throttle window: it runs no boosted task
+    /// ahead of the stock choice until `until`.
+    fn throttled(&mut self, now: Nanos, cpu: Cpu, until: Nanos) {}
 }
 
 /// An observer that ignores everything.

@@ -34,7 +34,7 @@ impl FastTrack {
         if now.saturating_sub(pc.window_start) >= cx.t.throttle_window_ns
             || (!pc.throttled && pc.window_used >= self.cap_ns)
         {
-            self.roll_or_throttle(now, cpu, cx.st);
+            self.roll_or_throttle(now, cpu, cx.st, cx.obs);
         }
         if let Some(bi) = over_budget {
             // The context goes in parts, so that the common path never builds it in memory.
@@ -85,7 +85,13 @@ impl FastTrack {
 
     /// Starts a new throttle window, or throttles the CPU for the rest of this one.
     #[cold]
-    fn roll_or_throttle(&mut self, now: Nanos, cpu: usize, st: &mut Stats) {
+    fn roll_or_throttle<O: Observer>(
+        &mut self,
+        now: Nanos,
+        cpu: usize,
+        st: &mut Stats,
+        obs: &mut O,
+    ) {
         let Some(pc) = self.cpus.get_mut(cpu) else {
             return;
         };
@@ -97,6 +103,11 @@ impl FastTrack {
         if !pc.throttled && pc.window_used >= self.cap_ns {
             pc.throttled = true;
             st.bump(Counter::Throttles);
+            obs.throttled(
+                now,
+                cpu as Cpu,
+                pc.window_start.saturating_add(self.window_ns),
+            );
         }
     }
 
