@@ -177,3 +177,8 @@ void sp_trace_probes(u32 groups)
 {
 	trace_superpass_probes(groups);
 }
+
+void sp_trace_kick(u32 cpu, u32 how)
+{
+	trace_superpass_kick(cpu, how);
+}

@@ -98,6 +98,10 @@ void sp_probestat_exit(void);
 /* superpass:superpass_probes: the on-demand probe groups now attached (superpass_hooks.c). */
 void sp_trace_probes(u32 groups);
 
+/* How sp_kick_cpu() asked a CPU to pick again (superpass:superpass_kick). */
+enum { SP_KICK_LOCAL, SP_KICK_IPI, SP_KICK_PENDING, SP_KICK_BUSY };
+void sp_trace_kick(u32 cpu, u32 how);
+
 /* ---- the lock-free rwsem reader record (superpass_readers.c) ---- */
 void sp_reader_enter(struct rw_semaphore *sem, pid_t tid);
 void sp_reader_leave(struct rw_semaphore *sem, pid_t tid);

@@ -148,12 +148,19 @@ void sp_kick_cpu(u32 cpu)
 	if (cpu == raw_smp_processor_id()) {
 		set_tsk_need_resched(current);
 		set_preempt_need_resched();
+		sp_trace_kick(cpu, SP_KICK_LOCAL);
 		return;
 	}
-	if (atomic_xchg(&sp_kick_pending[cpu], 1))
+	if (atomic_xchg(&sp_kick_pending[cpu], 1)) {
+		sp_trace_kick(cpu, SP_KICK_PENDING);
 		return;
-	if (smp_call_function_single_async(cpu, &sp_kick_csd[cpu]))
+	}
+	if (smp_call_function_single_async(cpu, &sp_kick_csd[cpu])) {
 		atomic_set(&sp_kick_pending[cpu], 0);
+		sp_trace_kick(cpu, SP_KICK_BUSY);
+		return;
+	}
+	sp_trace_kick(cpu, SP_KICK_IPI);
 }
 
 /* Reschedules @rq's CPU; @rq is locked by the caller. */

@@ -10,6 +10,7 @@
  *   superpass_queue: cpu=1 tid=456 run_now=1
  *   superpass_throttle: cpu=1 for_us=42000
  *   superpass_probes: groups=owners,readers
+ *   superpass_kick: cpu=1 how=ipi
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM superpass
@@ -154,6 +155,27 @@ TRACE_EVENT(superpass_probes,
 				   { SP_PROBES_OWNERS, "owners" },
 				   { SP_PROBES_READERS, "readers" },
 				   { SP_PROBES_OWNERS | SP_PROBES_READERS, "owners,readers" }))
+);
+
+/*
+ * CPU @cpu was asked to pick again (a boosted task waits there): @how is
+ * local, ipi, pending (an earlier kick to it is still in flight) or busy
+ * (its call slot was in use; that earlier call does the same).
+ */
+TRACE_EVENT(superpass_kick,
+	TP_PROTO(u32 cpu, u32 how),
+	TP_ARGS(cpu, how),
+	TP_STRUCT__entry(
+		__field(u32, cpu)
+		__field(u32, how)
+	),
+	TP_fast_assign(
+		__entry->cpu = cpu;
+		__entry->how = how;
+	),
+	TP_printk("cpu=%u how=%s", __entry->cpu,
+		  __print_symbolic(__entry->how, { 0, "local" }, { 1, "ipi" },
+				   { 2, "pending" }, { 3, "busy" }))
 );
 
 #endif /* _SUPERPASS_TRACE_H */

@@ -549,7 +549,7 @@ mod tests {
         ft.grant(0, link(5, 1), cx);
         assert!(!ft.enqueue(0, 7, 5, cx));
         assert_eq!(ft.pick(0, 7, 1, 1, || false, cx), None);
-        assert!(!ft.tick(0, 99, 5, cx));
+        assert!(!ft.tick(0, 99, 5, || false, cx));
         ft.check(&t).unwrap();
     }
 }

@@ -5,7 +5,7 @@
 //! merges across CPUs by addition, and needs no floating point.
 
 /// The number of counter slots in the ABI (unused slots stay zero, for growth).
-pub const NUM_COUNTERS: usize = 42;
+pub const NUM_COUNTERS: usize = 48;
 
 /// A named event counter; the discriminant is its index in [`Stats::counters`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +106,10 @@ pub enum Counter {
     WakeGrants,
     /// Wake turns that ran their whole `wake_slice_ns` without the retry ending.
     RevokeTurnOver,
+    /// Ticks that found a boosted task queued on their CPU while another task ran there (the
+    /// kick that should have made the CPU pick it was lost, or came before it was queued), and
+    /// made the CPU pick again.
+    StrandedPicks,
 }
 
 /// The counters' names, by index; empty names are reserved slots.
@@ -152,6 +156,12 @@ pub const COUNTER_NAMES: [&str; NUM_COUNTERS] = [
     "migrate_vetoes",
     "wake_grants",
     "revoke_turn_over",
+    "stranded_picks",
+    "",
+    "",
+    "",
+    "",
+    "",
 ];
 
 /// Sub-buckets per power of two: 64 keeps the midpoint within 1/128 (0.8%) of any sample.

@@ -1496,3 +1496,32 @@ fn a_stale_holder_record_of_an_untracked_lock_does_not_hide_a_recorded_wait() {
     assert_eq!(a.newly_boosted(), &[300]);
     ok(&e);
 }
+
+#[test]
+fn a_tick_makes_its_cpu_pick_a_boosted_task_that_waits_in_its_queue() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert!(e.is_boosted(200));
+    assert!(
+        e.enqueue(2 * MS, 0, 200),
+        "the platform kicks CPU 0 to pick it"
+    );
+    // The kick is lost: hog 300 goes on running on CPU 0.
+    assert!(e.tick(3 * MS, 0, 300), "the tick makes CPU 0 pick again");
+    assert_eq!(e.stats().get(Counter::StrandedPicks), 1);
+    assert_eq!(e.pick(3 * MS, 0, 300), Some(200));
+    assert!(!e.tick(4 * MS, 0, 200), "it runs: nothing to do");
+    assert_eq!(e.stats().get(Counter::StrandedPicks), 1);
+    ok(&e);
+}
+
+#[test]
+fn a_tick_does_not_take_the_cpu_from_a_critical_thread_for_a_queued_blocker() {
+    let mut e = engine();
+    e.add_critical(0, 101, Role::Render).unwrap();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.enqueue(2 * MS, 0, 200);
+    assert!(!e.tick(3 * MS, 0, 101), "critical thread 101 runs on CPU 0");
+    assert_eq!(e.stats().get(Counter::StrandedPicks), 0);
+    ok(&e);
+}

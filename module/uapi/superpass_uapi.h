@@ -23,7 +23,7 @@
 /* tunables::NUM_TUNABLES. */
 #define SP_NUM_TUNABLES 14
 /* stats::NUM_COUNTERS. */
-#define SP_NUM_COUNTERS 42
+#define SP_NUM_COUNTERS 48
 /* stats::HIST_BUCKETS. */
 #define SP_HIST_BUCKETS 1601
 
@@ -138,7 +138,7 @@ _Static_assert(__builtin_offsetof(struct sp_tunables, hdr) == 0, "abi::TunablesM
 _Static_assert(__builtin_offsetof(struct sp_tunables, count) == 8, "abi::TunablesMsg::count");
 _Static_assert(__builtin_offsetof(struct sp_tunables, reserved) == 12, "abi::TunablesMsg::reserved");
 _Static_assert(__builtin_offsetof(struct sp_tunables, values) == 16, "abi::TunablesMsg::values");
-_Static_assert(sizeof(struct sp_stats) == 13200, "abi::StatsMsg size");
+_Static_assert(sizeof(struct sp_stats) == 13248, "abi::StatsMsg size");
 _Static_assert(__builtin_offsetof(struct sp_stats, hdr) == 0, "abi::StatsMsg::hdr");
 _Static_assert(__builtin_offsetof(struct sp_stats, enabled) == 8, "abi::StatsMsg::enabled");
 _Static_assert(__builtin_offsetof(struct sp_stats, ncritical) == 12, "abi::StatsMsg::ncritical");
@@ -148,7 +148,7 @@ _Static_assert(__builtin_offsetof(struct sp_stats, boosted) == 32, "abi::StatsMs
 _Static_assert(__builtin_offsetof(struct sp_stats, hist_min) == 40, "abi::StatsMsg::hist_min");
 _Static_assert(__builtin_offsetof(struct sp_stats, hist_max) == 48, "abi::StatsMsg::hist_max");
 _Static_assert(__builtin_offsetof(struct sp_stats, counters) == 56, "abi::StatsMsg::counters");
-_Static_assert(__builtin_offsetof(struct sp_stats, hist) == 392, "abi::StatsMsg::hist");
+_Static_assert(__builtin_offsetof(struct sp_stats, hist) == 440, "abi::StatsMsg::hist");
 
 /* The header a message of type @type starts with. */
 #define SP_HDR(type) ((struct sp_hdr){ sizeof(type), SP_ABI_VERSION })
@@ -172,7 +172,7 @@ _Static_assert(SP_REMOVE_CRITICAL == 0x4010B504u, "abi::REMOVE_CRITICAL");
 _Static_assert(SP_SET_ENABLED == 0x4010B505u, "abi::SET_ENABLED");
 _Static_assert(SP_GET_TUNABLES == 0xC090B506u, "abi::GET_TUNABLES");
 _Static_assert(SP_SET_TUNABLES == 0x4090B507u, "abi::SET_TUNABLES");
-_Static_assert(SP_GET_STATS == 0xF390B508u, "abi::GET_STATS");
+_Static_assert(SP_GET_STATS == 0xF3C0B508u, "abi::GET_STATS");
 _Static_assert(SP_RESET_STATS == 0x4008B509u, "abi::RESET_STATS");
 _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 #endif
@@ -265,7 +265,8 @@ enum sp_tunable {
 	X(38, MISFIT_MARKS, "misfit_marks") \
 	X(39, MIGRATE_VETOES, "migrate_vetoes") \
 	X(40, WAKE_GRANTS, "wake_grants") \
-	X(41, REVOKE_TURN_OVER, "revoke_turn_over")
+	X(41, REVOKE_TURN_OVER, "revoke_turn_over") \
+	X(42, STRANDED_PICKS, "stranded_picks")
 
 enum sp_counter {
 	SP_COUNTER_CRITICAL_WAITS = 0,
@@ -310,6 +311,7 @@ enum sp_counter {
 	SP_COUNTER_MIGRATE_VETOES = 39,
 	SP_COUNTER_WAKE_GRANTS = 40,
 	SP_COUNTER_REVOKE_TURN_OVER = 41,
+	SP_COUNTER_STRANDED_PICKS = 42,
 };
 
 /*
@@ -433,6 +435,7 @@ static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_MIGRATE_VETOES] = "migrate_vetoes",
 	[SP_COUNTER_WAKE_GRANTS] = "wake_grants",
 	[SP_COUNTER_REVOKE_TURN_OVER] = "revoke_turn_over",
+	[SP_COUNTER_STRANDED_PICKS] = "stranded_picks",
 };
 static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"mutex_wait",

@@ -173,7 +173,10 @@ impl<O: Observer> Engine<O> {
 
     #[inline(never)]
     pub(super) fn tick_busy(&mut self, now: Nanos, cpu: Cpu, curr: Tid) -> bool {
-        self.ft.tick_busy(now, cpu as usize, curr, cx!(self))
+        let (filter, critical) = (&self.critical_filter, &self.critical);
+        let protected = || filter.may_contain(curr) && critical.contains(curr);
+        self.ft
+            .tick_busy(now, cpu as usize, curr, protected, cx!(self))
     }
 
     /// Whether a budget-revoked task's window has passed at `now` ([`Engine::regrant`] is due):

@@ -345,17 +345,21 @@ impl FastTrack {
 
     /// The scheduler tick on CPU `cpu` running `curr`; returns true if the CPU should reschedule.
     #[inline(always)]
+    ///
+    /// A `protected` current task (a critical thread) is not asked to give way to a boosted
+    /// task that waits in this CPU's queue.
     pub fn tick<O: Observer>(
         &mut self,
         now: Nanos,
         cpu: Cpu,
         curr: Tid,
+        protected: impl FnOnce() -> bool,
         cx: &mut Cx<'_, O>,
     ) -> bool {
         if !self.has_work(cpu) {
             return false;
         }
-        self.tick_busy(now, cpu as usize, curr, cx)
+        self.tick_busy(now, cpu as usize, curr, protected, cx)
     }
 
     /// [`FastTrack::tick`] on a CPU with fast-track work.
@@ -365,6 +369,7 @@ impl FastTrack {
         now: Nanos,
         c: usize,
         curr: Tid,
+        protected: impl FnOnce() -> bool,
         cx: &mut Cx<'_, O>,
     ) -> bool {
         let Some(pc) = self.cpus.get(c) else {
@@ -392,6 +397,21 @@ impl FastTrack {
         let budget_ended = was_running.is_some() && pc.running.is_none();
         let slice_over =
             pc.running.is_some() && pc.len > 1 && now.saturating_sub(pc.slice_start) >= slice;
-        (pc.throttled && !was_throttled) || slice_over || budget_ended
+        // A boosted task waits in this CPU's queue while another task runs: the kick that
+        // should have made this CPU pick was lost or came before the task was queued here.
+        // Picking again now bounds that to a tick, not to the running task's whole slice.
+        let stranded = pc.running.is_none()
+            && !pc.throttled
+            && pc
+                .queue
+                .get(..pc.len as usize)
+                .and_then(<[u8]>::first)
+                .and_then(|&bi| boosts.get(bi as usize).copied().flatten())
+                .is_some_and(|b| b.tid != curr)
+            && !protected();
+        if stranded {
+            cx.st.bump(Counter::StrandedPicks);
+        }
+        (pc.throttled && !was_throttled) || slice_over || budget_ended || stranded
     }
 }
