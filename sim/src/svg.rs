@@ -4,8 +4,9 @@
 use std::fmt::Write;
 
 /// Series colors, in series order (repeating).
-pub const COLORS: [&str; 8] = [
+pub const COLORS: [&str; 9] = [
     "#444444", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728", "#8c564b", "#e377c2",
+    "#17becf",
 ];
 
 /// Escapes text for SVG.

@@ -1,7 +1,7 @@
 //! Priority inheritance, proxy execution and what SuperPass can see, on hand-built cases with
 //! known answers.
 
-use superpass_sim::{run, Policy, Scenario};
+use superpass_sim::{run, Policy, RunResult, Scenario};
 
 /// The scenario text of a lock kind: `mutex`, `rwsem`, or `futex-pi` / `futex-hinted` /
 /// `futex-none` for a futex and what the kernel can see of it.
@@ -15,6 +15,13 @@ fn lock_decl(kind: &str) -> String {
 /// A UI thread (nice -10) waits for a lock held by a nice-19 owner that shares its only CPU
 /// with a nice-0 hog; the hold is 10 ms of work. Returns the UI's longest blocking in µs.
 fn one_cpu_case(kind: &str, read: bool, policy: &str) -> f64 {
+    one_cpu_run(kind, read, policy, 10_000, "")
+        .summary()
+        .max_blocking_us
+}
+
+/// The run behind [`one_cpu_case`], with a hold of `hold_us` and the threads `extra` declares.
+fn one_cpu_run(kind: &str, read: bool, policy: &str, hold_us: u32, extra: &str) -> RunResult {
     let decl = lock_decl(kind);
     let lock_op = if read {
         r#"{ op = "lock", lock = "l", read = true }"#
@@ -39,7 +46,7 @@ name = "l"
 name = "owner"
 process = "p"
 nice = 19
-program = [{lock_op}, {{ op = "compute", us = 10000 }}, {{ op = "unlock", lock = "l" }}, {{ op = "sleep", us = 2000000 }}]
+program = [{lock_op}, {{ op = "compute", us = {hold_us} }}, {{ op = "unlock", lock = "l" }}, {{ op = "sleep", us = 2000000 }}]
 [[threads]]
 name = "hog"
 process = "p"
@@ -52,7 +59,7 @@ nice = -10
 role = "ui"
 start_us = 100
 program = [{{ op = "lock", lock = "l" }}, {{ op = "compute", us = 10 }}, {{ op = "unlock", lock = "l" }}, {{ op = "sleep", us = 2000000 }}]
-"#
+{extra}"#
     );
     let sc = Scenario::from_toml(&text).unwrap();
     let r = run(&sc, Policy::parse(policy).unwrap(), 1, 1.0);
@@ -60,7 +67,7 @@ program = [{{ op = "lock", lock = "l" }}, {{ op = "compute", us = 10 }}, {{ op =
         !r.blocking.is_empty(),
         "{policy}/{kind}: the UI never blocked"
     );
-    r.summary().max_blocking_us
+    r
 }
 
 #[test]
@@ -151,6 +158,68 @@ fn superpass_fast_tracks_the_blockers_the_kernel_sees() {
     assert!(
         sp < stock / 5.0,
         "superpass-stock on a PI futex: {sp} vs {stock}"
+    );
+}
+
+#[test]
+fn superpass_under_rt_ui_fast_tracks_a_fifo_waiters_owner_and_leaves_a_pi_futex_to_pi() {
+    // The FIFO UI thread's wait counts like any other: its fair owner is fast-tracked, where
+    // RT-UI alone leaves it behind the hog.
+    for kind in ["mutex", "futex-hinted"] {
+        let rt = one_cpu_case(kind, false, "rt-ui");
+        let both = one_cpu_case(kind, false, "superpass+rt-ui");
+        assert!(
+            both < rt / 5.0,
+            "{kind}: superpass+rt-ui {both} vs rt-ui {rt} µs"
+        );
+    }
+    // On a PI futex the FIFO waiter makes the owner RT: it runs its 10 ms as RT, as under
+    // RT-UI alone, and the fast track never picks it.
+    let rt = one_cpu_case("futex-pi", false, "rt-ui");
+    let both = one_cpu_run("futex-pi", false, "superpass+rt-ui", 10_000, "");
+    let wait = both.summary().max_blocking_us;
+    assert!(
+        (wait - rt).abs() / rt < 0.05,
+        "PI futex: superpass+rt-ui {wait} vs rt-ui {rt} µs"
+    );
+    let counter = |name: &str| {
+        both.policy_stats
+            .counters
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |c| c.1)
+    };
+    assert_eq!(counter("fast_track_ns"), 0, "{:?}", both.policy_stats);
+    assert!(counter("pi_changes") > 0, "{:?}", both.policy_stats);
+}
+
+/// An RT thread that is not critical (SCHED_FIFO 50), running 20 ms from 500 µs on.
+const RT_THREAD: &str = r#"
+[[threads]]
+name = "audio"
+process = "q"
+rt_prio = 50
+start_us = 500
+program = [{ op = "compute", us = 20000 }, { op = "sleep", us = 2000000 }]
+"#;
+
+#[test]
+fn superpass_under_rt_ui_runs_a_fifo_waiters_owner_after_rt_tasks_and_before_fair_ones() {
+    // A 2 ms hold, well within a grant's budget.
+    let wait = |policy| {
+        one_cpu_run("mutex", false, policy, 2_000, RT_THREAD)
+            .summary()
+            .max_blocking_us
+    };
+    // RT-UI alone: the nice-19 owner waits behind the hog as well.
+    let rt = wait("rt-ui");
+    assert!(rt > 40_000.0, "rt-ui: {rt} µs");
+    // Fast-tracked, the owner runs at once, stops for the RT thread's 20 ms and then finishes
+    // ahead of the hog.
+    let both = wait("superpass+rt-ui");
+    assert!(
+        (20_000.0..25_000.0).contains(&both),
+        "superpass+rt-ui: {both} µs"
     );
 }
 
@@ -279,6 +348,22 @@ fn superpass_follows_a_blocker_that_was_asleep_on_a_kernel_lock_before_the_wait(
         let stock = chain_case("default", &lock_decl(kind));
         assert!(stock > 50_000.0, "stock through two {kind}es: {stock} µs");
     }
+}
+
+#[test]
+fn superpass_under_rt_ui_follows_chains_of_kernel_locks_and_pi_futexes() {
+    for kind in ["mutex", "rwsem"] {
+        let both = chain_case("superpass+rt-ui", &lock_decl(kind));
+        assert!(
+            both < 15_000.0,
+            "superpass+rt-ui through two {kind}es: {both} µs"
+        );
+    }
+    let pi = pi_chain_case("superpass+rt-ui", "pi");
+    assert!(
+        pi < 15_000.0,
+        "superpass+rt-ui through two PI futexes: {pi} µs"
+    );
 }
 
 #[test]

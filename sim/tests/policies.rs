@@ -165,13 +165,14 @@ policy_suite! {
     proxy_migrate => "proxy-migrate",
     superpass => "superpass",
     superpass_stock => "superpass-stock",
+    superpass_rt_ui => "superpass+rt-ui",
 }
 
 #[test]
 fn the_suite_covers_every_policy() {
     assert_eq!(
         superpass_sim::policy::NAMES.len(),
-        8,
+        9,
         "add the new policy to policy_suite!"
     );
 }

@@ -12,6 +12,7 @@ pub mod probe_view;
 pub mod proxy;
 pub mod rtui;
 pub mod superpass;
+pub mod superpass_rtui;
 
 use crate::locks::TaskIdx;
 use crate::sched::{Sched, World};
@@ -284,6 +285,7 @@ pub const NAMES: &[&str] = &[
     "proxy-migrate",
     "superpass",
     "superpass-stock",
+    "superpass+rt-ui",
 ];
 
 /// Builds a policy by CLI name.
@@ -297,6 +299,7 @@ pub fn by_name(name: &str) -> Result<Box<dyn Policy>, String> {
         "proxy-migrate" => Box::new(proxy::Proxy::new(true)),
         "superpass" => Box::new(superpass::SuperPass::new()),
         "superpass-stock" => Box::new(superpass::SuperPass::stock()),
+        "superpass+rt-ui" => Box::new(superpass_rtui::SuperPassRtUi::default()),
         _ => {
             return Err(format!(
                 "unknown policy `{name}`; policies: {}",
