@@ -374,6 +374,9 @@ int main(int argc, char **argv)
 			printf("M %s_select_idle %llu\n", m, (unsigned long long)c[SP_COUNTER_SELECT_IDLE]);
 			printf("M %s_select_home %llu\n", m, (unsigned long long)c[SP_COUNTER_SELECT_HOME]);
 			printf("M %s_uclamp_boosts %llu\n", m, (unsigned long long)c[SP_COUNTER_UCLAMP_BOOSTS]);
+			printf("M %s_wake_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_WAKE_GRANTS]);
+			printf("M %s_revoke_turn_over %llu\n", m, (unsigned long long)c[SP_COUNTER_REVOKE_TURN_OVER]);
+			printf("M %s_stranded_picks %llu\n", m, (unsigned long long)c[SP_COUNTER_STRANDED_PICKS]);
 			printf("M %s_fast_track_ms %.1f\n", m, c[SP_COUNTER_FAST_TRACK_NS] / 1e6);
 			if (c[SP_COUNTER_CRITICAL_WAITS])
 				printf("M %s_blockers_per_wait %.2f\n", m,
