@@ -7,162 +7,150 @@
 /// The number of counter slots in the ABI (unused slots stay zero, for growth).
 pub const NUM_COUNTERS: usize = 48;
 
-/// A named event counter; the discriminant is its index in [`Stats::counters`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(usize)]
-pub enum Counter {
+/// Declares the counters once: each one's variant, its name in the ABI and its description
+/// (the doc comment, which docs/abi.md repeats and `core/tests/docs.rs` checks). Indices follow
+/// the order; slots past the last are reserved and stay zero.
+macro_rules! counters {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal,)+) => {
+        /// A named event counter; the discriminant is its index in [`Stats::counters`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(usize)]
+        pub enum Counter {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl Counter {
+            /// Every counter, in index order.
+            pub const ALL: &'static [Counter] = &[$(Counter::$variant),+];
+        }
+
+        const _: () = assert!(Counter::ALL.len() <= NUM_COUNTERS, "grow NUM_COUNTERS");
+
+        /// The counters' names, by index; empty names are reserved slots.
+        pub const COUNTER_NAMES: [&str; NUM_COUNTERS] = padded([$($name),+]);
+
+        /// The counters' descriptions, by index (their doc comments); empty for reserved slots.
+        pub const COUNTER_DOCS: [&str; NUM_COUNTERS] = padded([$(concat!($($doc),+)),+]);
+    };
+}
+
+/// `items` followed by empty strings up to [`NUM_COUNTERS`] (items past it are dropped; the
+/// assertion in `counters!` rules that out).
+#[expect(
+    clippy::indexing_slicing,
+    reason = "only evaluated for constants, where an index out of range fails the build"
+)]
+const fn padded<const N: usize>(items: [&'static str; N]) -> [&'static str; NUM_COUNTERS] {
+    let mut out = [""; NUM_COUNTERS];
+    let mut i = 0;
+    while i < N && i < NUM_COUNTERS {
+        out[i] = items[i];
+        i += 1;
+    }
+    out
+}
+
+counters! {
     /// A critical thread started waiting for a lock.
-    CriticalWaits = 0,
+    CriticalWaits = "critical_waits",
     /// A fast-tracked thread started waiting for a lock (a chain link).
-    ChainWaits,
+    ChainWaits = "chain_waits",
     /// Blockers named by the detector (one per (waiter, blocker) found).
-    BlockersFound,
+    BlockersFound = "blockers_found",
     /// Grants made.
-    Grants,
+    Grants = "grants",
     /// Grants ended because the blocker released the lock.
-    RevokeReleased,
+    RevokeReleased = "revoke_released",
     /// Grants ended because the waiter stopped waiting.
-    RevokeWaiterDone,
+    RevokeWaiterDone = "revoke_waiter_done",
     /// Grants ended because the boosted task spent its budget.
-    RevokeBudget,
+    RevokeBudget = "revoke_budget",
     /// Grants ended because the blocker or the waiter exited.
-    RevokeExit,
+    RevokeExit = "revoke_exit",
     /// Grants ended because SuperPass was disabled.
-    RevokeDisabled,
+    RevokeDisabled = "revoke_disabled",
     /// Grants ended because their critical thread was unregistered.
-    RevokeUnregistered,
+    RevokeUnregistered = "revoke_unregistered",
     /// Grants ended because tunables changed.
-    RevokeReconfigured,
+    RevokeReconfigured = "revoke_reconfigured",
     /// Grants ended because the link they hung from ended (a chain collapsed).
-    RevokeChain,
+    RevokeChain = "revoke_chain",
     /// Readers not tracked because a lock already held `max_readers` of them.
-    MissedReaders,
+    MissedReaders = "missed_readers",
     /// Blockers not granted because the chain was deeper than `max_depth`.
-    MissedDepth,
+    MissedDepth = "missed_depth",
     /// Locks not tracked because their lock-table set was full of busy entries.
-    MissedLocks,
+    MissedLocks = "missed_locks",
     /// Blockers not granted because `max_grants` grants were live.
-    MissedGrants,
+    MissedGrants = "missed_grants",
     /// Fast-tracked tasks left to the stock scheduler because their CPU queue was full.
-    MissedQueue,
+    MissedQueue = "missed_queue",
     /// Critical waits for which no blocker was known.
-    NoBlockerKnown,
+    NoBlockerKnown = "no_blocker_known",
     /// Idle lock-table entries evicted to make room.
-    LockEvictions,
+    LockEvictions = "lock_evictions",
     /// Picks where a fast-tracked task replaced the stock choice.
-    Picks,
+    Picks = "picks",
     /// Wakeups of fast-tracked tasks that preempted the running task.
-    Preempts,
+    Preempts = "preempts",
     /// Wakeups of fast-tracked tasks steered to an idle CPU.
-    SelectIdle,
+    SelectIdle = "select_idle",
     /// Slice expiries that rotated a CPU's fast-track queue.
-    Rotations,
+    Rotations = "rotations",
     /// Times a CPU hit its fast-track share and was throttled for the rest of the window.
-    Throttles,
+    Throttles = "throttles",
     /// Nanoseconds fast-tracked tasks ran.
-    FastTrackNs,
+    FastTrackNs = "fast_track_ns",
     /// Nanoseconds critical threads spent blocked (sum of the histogram's samples).
-    BlockedNs,
+    BlockedNs = "blocked_ns",
     /// Read holds taken on tracked locks.
-    ReadersSeen,
+    ReadersSeen = "readers_seen",
     /// Readers that became tracked (named as blockers), on entry or by taking a departed
     /// tracked reader's place.
-    ReadersTracked,
+    ReadersTracked = "readers_tracked",
     /// Grants to a new holder of a lock that a tracked wait was already on (the lock changed
     /// hands during the wait).
-    FollowGrants,
+    FollowGrants = "follow_grants",
     /// Grants to a waiter a release woke ahead of a tracked waiter of the same lock.
-    HandoffGrants,
+    HandoffGrants = "handoff_grants",
     /// Wait finishes for another lock than the one the tracked wait was on (a finish the
     /// platform missed); the tracked wait ends anyway.
-    StaleWaits,
+    StaleWaits = "stale_waits",
     /// Owner-hinted futex waits accepted from tracked threads.
-    FutexHints,
+    FutexHints = "futex_hints",
     /// Owner hints refused: not a live thread of the waiter's process, or the waiter itself.
-    FutexHintsRejected,
+    FutexHintsRejected = "futex_hints_rejected",
     /// New holders of a lock left ungranted because the critical waiter they block was already
     /// woken by a release (it retries first; they are granted if it sleeps again).
-    DeferredGrants,
+    DeferredGrants = "deferred_grants",
     /// Woken critical waiters that lost the lock and slept again: their lock's holders were
     /// granted then.
-    ResumedWaits,
+    ResumedWaits = "resumed_waits",
     /// Grants given again, a throttle window after a budget revoke, to a task that still held a
     /// lock a tracked wait was on.
-    BudgetRegrants,
+    BudgetRegrants = "budget_regrants",
     /// Waking boosted tasks placed on the idle CPU their critical thread's wait started on (a
     /// subset of `select_idle`).
-    SelectHome,
+    SelectHome = "select_home",
     /// Times a boosted task's effective uclamp.min was raised to `boost_uclamp_min` (each time
     /// the kernel computed it: an enqueue, or a read while it was not enqueued).
-    UclampBoosts,
+    UclampBoosts = "uclamp_boosts",
     /// Times the kernel asked whether a running boosted task fits its CPU and SuperPass said
     /// it does not (a boosted blocker off the fast CPUs), so an idle faster CPU may pull it.
-    MisfitMarks,
+    MisfitMarks = "misfit_marks",
     /// Load-balancing moves refused: a running misfit blocker kept off a CPU a critical
     /// thread's live lock wait started on.
-    MigrateVetoes,
+    MigrateVetoes = "migrate_vetoes",
     /// Wake turns: a release woke a critical thread out of a tracked wait, and it was put on
     /// the fast track itself so that it retries at once.
-    WakeGrants,
+    WakeGrants = "wake_grants",
     /// Wake turns that ran their whole `wake_slice_ns` without the retry ending.
-    RevokeTurnOver,
+    RevokeTurnOver = "revoke_turn_over",
     /// Ticks that found a boosted task queued on their CPU while another task ran there (the
     /// kick that should have made the CPU pick it was lost, or came before it was queued), and
     /// made the CPU pick again.
-    StrandedPicks,
+    StrandedPicks = "stranded_picks",
 }
-
-/// The counters' names, by index; empty names are reserved slots.
-pub const COUNTER_NAMES: [&str; NUM_COUNTERS] = [
-    "critical_waits",
-    "chain_waits",
-    "blockers_found",
-    "grants",
-    "revoke_released",
-    "revoke_waiter_done",
-    "revoke_budget",
-    "revoke_exit",
-    "revoke_disabled",
-    "revoke_unregistered",
-    "revoke_reconfigured",
-    "revoke_chain",
-    "missed_readers",
-    "missed_depth",
-    "missed_locks",
-    "missed_grants",
-    "missed_queue",
-    "no_blocker_known",
-    "lock_evictions",
-    "picks",
-    "preempts",
-    "select_idle",
-    "rotations",
-    "throttles",
-    "fast_track_ns",
-    "blocked_ns",
-    "readers_seen",
-    "readers_tracked",
-    "follow_grants",
-    "handoff_grants",
-    "stale_waits",
-    "futex_hints",
-    "futex_hints_rejected",
-    "deferred_grants",
-    "resumed_waits",
-    "budget_regrants",
-    "select_home",
-    "uclamp_boosts",
-    "misfit_marks",
-    "migrate_vetoes",
-    "wake_grants",
-    "revoke_turn_over",
-    "stranded_picks",
-    "",
-    "",
-    "",
-    "",
-    "",
-];
 
 /// Sub-buckets per power of two: 64 keeps the midpoint within 1/128 (0.8%) of any sample.
 const SUB_BITS: u32 = 6;

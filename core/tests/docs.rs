@@ -39,13 +39,18 @@ fn abi_doc_names_every_command_and_number() {
             "docs/abi.md misses the number of {name}: 0x{cmd:08X}"
         );
     }
-    for name in superpass_core::stats::COUNTER_NAMES
-        .iter()
-        .filter(|n| !n.is_empty())
+    // Each counter's row gives its index, name and the description its doc comment gives.
+    let names = superpass_core::stats::COUNTER_NAMES.iter();
+    for (i, (name, doc)) in names
+        .zip(superpass_core::stats::COUNTER_DOCS)
+        .enumerate()
+        .filter(|(_, (n, _))| !n.is_empty())
     {
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        let row = format!("| {i} | `{name}` | {doc} |");
         assert!(
-            text.contains(&format!("`{name}`")),
-            "docs/abi.md misses counter {name}"
+            text.lines().any(|l| l == row),
+            "docs/abi.md misses the row\n{row}"
         );
     }
     for name in abi::MECH_NAMES {
