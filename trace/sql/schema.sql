@@ -162,6 +162,33 @@ CREATE TABLE superpass_pick (
   utid INTEGER NOT NULL REFERENCES thread(utid)
 );
 
+-- A boosted task joined cpu's runqueue; run_now = 1: that CPU was asked to pick again at once.
+CREATE TABLE superpass_queue (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  cpu INTEGER,
+  utid INTEGER NOT NULL REFERENCES thread(utid),
+  run_now INTEGER NOT NULL
+);
+
+-- cpu used up its fast-track share: for dur (ns; the event's for_us) it runs no boosted task
+-- ahead of the stock choice.
+CREATE TABLE superpass_throttle (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  cpu INTEGER,
+  dur INTEGER NOT NULL
+);
+
+-- The on-demand probe groups attached from ts on: 'none', 'owners', 'readers' or
+-- 'owners,readers' (cpu: the CPU that recorded the change).
+CREATE TABLE superpass_probes (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  cpu INTEGER,
+  groups TEXT NOT NULL
+);
+
 -- ART's Java monitor waits (trace/src/monitor_contention.rs): the columns of Perfetto's
 -- android_monitor_contention, one row per wait. blocking_tid is the number ART printed (0: no
 -- owner; a kernel tid, or ART's thread id on Android 11-13); blocking_utid and

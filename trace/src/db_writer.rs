@@ -412,6 +412,12 @@ fn write_small(tx: &Connection, m: &Model) -> rusqlite::Result<()> {
         "INSERT INTO superpass_revoke (ts, cpu, blocker_utid, reason) VALUES (?1, ?2, ?3, ?4)",
     )?;
     let mut pick = tx.prepare("INSERT INTO superpass_pick (ts, cpu, utid) VALUES (?1, ?2, ?3)")?;
+    let mut queue =
+        tx.prepare("INSERT INTO superpass_queue (ts, cpu, utid, run_now) VALUES (?1, ?2, ?3, ?4)")?;
+    let mut throttle =
+        tx.prepare("INSERT INTO superpass_throttle (ts, cpu, dur) VALUES (?1, ?2, ?3)")?;
+    let mut probes =
+        tx.prepare("INSERT INTO superpass_probes (ts, cpu, groups) VALUES (?1, ?2, ?3)")?;
     for r in &m.superpass {
         match r {
             SpRow::Block {
@@ -459,6 +465,14 @@ fn write_small(tx: &Connection, m: &Model) -> rusqlite::Result<()> {
                 reason,
             } => revoke.execute(params![ts, cpu, blocker, reason])?,
             SpRow::Pick { ts, cpu, utid } => pick.execute(params![ts, cpu, utid])?,
+            SpRow::Queue {
+                ts,
+                cpu,
+                utid,
+                run_now,
+            } => queue.execute(params![ts, cpu, utid, run_now])?,
+            SpRow::Throttle { ts, cpu, dur } => throttle.execute(params![ts, cpu, dur])?,
+            SpRow::Probes { ts, cpu, groups } => probes.execute(params![ts, cpu, groups])?,
         };
     }
 

@@ -222,6 +222,28 @@ pub enum SpKind {
         /// Thread.
         tid: i32,
     },
+    /// `superpass_queue`: boosted task `tid` joined `cpu`'s runqueue.
+    Queue {
+        /// CPU whose runqueue it joined.
+        cpu: i64,
+        /// Thread.
+        tid: i32,
+        /// Whether that CPU was asked to pick again at once.
+        run_now: bool,
+    },
+    /// `superpass_throttle`: `cpu` used up its fast-track share; for `dur` it runs no boosted
+    /// task ahead of the stock choice.
+    Throttle {
+        /// CPU.
+        cpu: i64,
+        /// ns (the event's `for_us` scaled).
+        dur: i64,
+    },
+    /// `superpass_probes`: the on-demand probe groups attached from now on.
+    Probes {
+        /// The module's bits (1 owners, 2 readers; see `superpass::probe_groups_name`).
+        groups: u32,
+    },
 }
 
 /// A SuperPass event.

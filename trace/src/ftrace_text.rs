@@ -322,24 +322,17 @@ fn event(l: &Line<'_>, ev: &mut Events) -> bool {
             };
             let text = text.trim_end();
             if superpass::is_superpass(text) {
-                match superpass::parse_line(text) {
-                    Some(kind) => {
-                        ev.push_superpass(l.ts, l.cpu, kind);
-                        true
-                    }
-                    None => false,
-                }
+                superpass::record_line(ev, l.ts, l.cpu, text);
+                true
             } else {
                 ev.atrace(l.ts, l.tid, text)
             }
         }
-        name if superpass::is_superpass(name) => match superpass::parse_text(name, a) {
-            Some(kind) => {
-                ev.push_superpass(l.ts, l.cpu, kind);
-                true
-            }
-            None => false,
-        },
+        // Recorded or counted there (malformed, or an event this importer does not read).
+        name if superpass::is_superpass(name) => {
+            superpass::record(ev, l.ts, l.cpu, name, superpass::parse_text(name, a));
+            true
+        }
         _ => false,
     }
 }
@@ -396,6 +389,32 @@ this line is junk
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn superpass_lines_malformed_or_unknown_are_counted() {
+        let text = "\
+          <idle>-0     [001] d.h2.   100.000001: superpass_queue: cpu=1 tid=456 run_now=1
+          <idle>-0     [001] d..2.   100.000002: superpass_throttle: cpu=1 for_us=42000
+     my thread-42    [000] .....   100.000003: superpass_probes: groups=owners,readers
+     my thread-42    [000] .....   100.000004: tracing_mark_write: superpass_probes: groups=none
+     my thread-42    [000] .....   100.000005: superpass_queue: cpu=1 tid=456 run_now=yes
+     my thread-42    [000] .....   100.000006: superpass_throttle: cpu=1 for_us=
+     my thread-42    [000] .....   100.000007: superpass_probes: groups=all
+     my thread-42    [000] .....   100.000008: tracing_mark_write: superpass_queue: cpu=1
+     my thread-42    [000] .....   100.000009: superpass_later: x=1
+";
+        let mut ev = Events::default();
+        parse(text, &mut ev);
+        assert_eq!(ev.superpass.len(), 4);
+        assert_eq!(
+            (ev.superpass[0].ts, ev.superpass[0].cpu),
+            (100_000_001_000, 1)
+        );
+        assert_eq!(ev.diag.skipped.get("superpass:malformed"), Some(&4));
+        assert_eq!(ev.diag.skipped.get("ftrace:superpass_later"), Some(&1));
+        assert_eq!(ev.diag.skipped.len(), 2, "{:?}", ev.diag.skipped);
+        assert_eq!(ev.diag.corrupt, 0);
     }
 
     #[test]

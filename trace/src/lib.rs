@@ -37,6 +37,8 @@ pub mod report;
 #[cfg(feature = "db")]
 pub mod report_text;
 #[cfg(feature = "db")]
+mod report_wait_superpass;
+#[cfg(feature = "db")]
 pub mod schema;
 #[cfg(feature = "db")]
 pub mod stats;

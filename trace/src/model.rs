@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 use crate::events::{
     Diagnostics, Events, FastMap, Interner, PrevState, SchedKind, SliceKind, SpKind, TrackKey,
 };
+use crate::superpass;
 
 /// A `process` row.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,6 +231,35 @@ pub enum SpRow {
         /// Thread picked.
         utid: u32,
     },
+    /// `superpass_queue`.
+    Queue {
+        /// ns.
+        ts: i64,
+        /// CPU whose runqueue the thread joined (the event's).
+        cpu: i64,
+        /// Boosted thread.
+        utid: u32,
+        /// Whether that CPU was asked to pick again at once.
+        run_now: bool,
+    },
+    /// `superpass_throttle`.
+    Throttle {
+        /// ns.
+        ts: i64,
+        /// CPU throttled (the event's).
+        cpu: i64,
+        /// How long, ns.
+        dur: i64,
+    },
+    /// `superpass_probes`.
+    Probes {
+        /// ns.
+        ts: i64,
+        /// CPU that recorded it.
+        cpu: u32,
+        /// Probe groups attached from now on, as the module prints them.
+        groups: &'static str,
+    },
 }
 
 /// All rows of a trace.
@@ -379,9 +409,10 @@ pub fn build(mut ev: Events) -> Model {
             SpKind::Revoke { blocker, .. } => {
                 tids.insert(*blocker);
             }
-            SpKind::Pick { tid, .. } => {
+            SpKind::Pick { tid, .. } | SpKind::Queue { tid, .. } => {
                 tids.insert(*tid);
             }
+            SpKind::Throttle { .. } | SpKind::Probes { .. } => {}
         }
     }
     let mut pids: BTreeSet<i32> = ev.processes.keys().copied().collect();
@@ -494,6 +525,22 @@ pub fn build(mut ev: Events) -> Model {
                 ts,
                 cpu: c,
                 utid: b.utid(tid),
+            },
+            SpKind::Queue {
+                cpu: c,
+                tid,
+                run_now,
+            } => SpRow::Queue {
+                ts,
+                cpu: c,
+                utid: b.utid(tid),
+                run_now,
+            },
+            SpKind::Throttle { cpu: c, dur } => SpRow::Throttle { ts, cpu: c, dur },
+            SpKind::Probes { groups } => SpRow::Probes {
+                ts,
+                cpu,
+                groups: superpass::probe_groups_name(groups),
             },
         });
     }

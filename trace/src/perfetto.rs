@@ -829,10 +829,7 @@ fn print(ts: i64, cpu: u32, tid: i32, buf: &[u8], ev: &mut Events) -> Result<(),
     }
     let line = text_buf.trim_end_matches(['\n', '\0']);
     if superpass::is_superpass(line) {
-        match superpass::parse_line(line) {
-            Some(kind) => ev.push_superpass(ts, cpu, kind),
-            None => ev.diag.skip("superpass:malformed"),
-        }
+        superpass::record_line(ev, ts, cpu, line);
     } else if !ev.atrace(ts, tid, line) {
         ev.diag.skip("ftrace:print_not_atrace");
     }
@@ -864,20 +861,16 @@ fn generic(ts: i64, cpu: u32, buf: &[u8], ev: &mut Events) -> Result<(), WireErr
             _ => {}
         }
     }
-    let parsed = superpass::is_superpass(name)
-        .then(|| {
-            superpass::parse(name, |k| {
-                fields
-                    .iter()
-                    .find(|(key, _)| *key == k)
-                    .map(|(_, v)| v.as_str())
-            })
-        })
-        .flatten();
-    match parsed {
-        Some(kind) => ev.push_superpass(ts, cpu, kind),
-        None if superpass::is_superpass(name) => ev.diag.skip("superpass:malformed"),
-        None => ev.diag.skip("ftrace:generic_event"),
+    if superpass::is_superpass(name) {
+        let parsed = superpass::parse(name, |k| {
+            fields
+                .iter()
+                .find(|(key, _)| *key == k)
+                .map(|(_, v)| v.as_str())
+        });
+        superpass::record(ev, ts, cpu, name, parsed);
+    } else {
+        ev.diag.skip("ftrace:generic_event");
     }
     Ok(())
 }
@@ -1028,6 +1021,59 @@ mod tests {
             }
         ));
         assert_eq!(ev.diag, Default::default());
+    }
+
+    #[test]
+    fn superpass_generic_and_print_events() {
+        use crate::events::SpKind;
+        let mut w = TraceWriter::new();
+        let queue = [
+            ("cpu", FieldValue::Uint(1)),
+            ("tid", FieldValue::Int(456)),
+            ("run_now", FieldValue::Uint(1)),
+        ];
+        w.generic(10, 1, 456, "superpass_queue", &queue);
+        let throttle = [
+            ("cpu", FieldValue::Uint(1)),
+            ("for_us", FieldValue::Uint(42)),
+        ];
+        w.generic(20, 1, 0, "superpass_throttle", &throttle);
+        // The struct field: the module's bits, not TP_printk's words.
+        w.generic(
+            30,
+            0,
+            0,
+            "superpass_probes",
+            &[("groups", FieldValue::Uint(3))],
+        );
+        w.print(40, 0, 7, "superpass_probes: groups=readers\n");
+        // Malformed: no run_now; a word that is no probe group.
+        w.generic(50, 1, 456, "superpass_queue", &queue[..2]);
+        w.print(60, 0, 7, "superpass_probes: groups=writers\n");
+        // A newer module's event.
+        w.generic(70, 0, 0, "superpass_later", &[("x", FieldValue::Int(1))]);
+        let mut ev = decode_ok(&w.finish());
+        // The writer bundles events per CPU.
+        ev.superpass.sort_by_key(|e| e.ts);
+        let kinds: Vec<&SpKind> = ev.superpass.iter().map(|e| &e.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                &SpKind::Queue {
+                    cpu: 1,
+                    tid: 456,
+                    run_now: true
+                },
+                &SpKind::Throttle {
+                    cpu: 1,
+                    dur: 42_000
+                },
+                &SpKind::Probes { groups: 3 },
+                &SpKind::Probes { groups: 2 },
+            ]
+        );
+        assert_eq!(ev.diag.skipped.get("superpass:malformed"), Some(&2));
+        assert_eq!(ev.diag.skipped.get("ftrace:superpass_later"), Some(&1));
     }
 
     #[test]

@@ -16,10 +16,10 @@
 //! - SuperPass: a *blocking interval* runs from a `superpass_block` to the waiter's next
 //!   `Running`; the blocker's runnable time in it is split at the first grant to it;
 //! - SuperPass in a long wait: the `superpass_*` events inside it that concern its waiter
-//!   (blocks it waits in, grants on its behalf, revokes and picks of those blockers or of
-//!   the waiter); a *budget regrant* is a grant to a task whose previous revoke was for its
-//!   budget. A `superpass_block` naming the waiter shows it was registered and a probe saw
-//!   the wait; throttles and probe attachment have no tracepoint, so they are not reported.
+//!   (blocks it waits in, grants on its behalf, revokes, picks and runqueue joins of those
+//!   blockers or of the waiter), the throttles of any CPU over it and the probe groups
+//!   attached during it (`report_wait_superpass`). A `superpass_block` naming the waiter
+//!   shows it was registered and a probe saw the wait.
 
 use std::collections::BTreeMap;
 
@@ -29,6 +29,7 @@ use serde_json::{json, Value};
 use crate::art;
 use crate::art_owner::ArtOwners;
 pub use crate::report_text::{render_long_waits, render_text};
+use crate::report_wait_superpass::{has_table, Timeline};
 
 /// Report knobs.
 #[derive(Debug, Clone, Copy)]
@@ -127,27 +128,6 @@ impl LockSlice {
     }
 }
 
-/// One `superpass_*` event, its threads as utids.
-#[derive(Debug, Clone)]
-enum SpEvent {
-    Block {
-        waiter: u32,
-        blocker: u32,
-    },
-    Grant {
-        blocker: u32,
-        waiter: u32,
-        root: u32,
-    },
-    Revoke {
-        blocker: u32,
-        reason: String,
-    },
-    Pick {
-        utid: u32,
-    },
-}
-
 /// Everything the report reads, loaded once.
 struct Data {
     end_ts: i64,
@@ -158,8 +138,8 @@ struct Data {
     unended: BTreeMap<String, i64>,
     /// Slices of any name: a trace with slices but no lock slices gets a hint.
     slices: i64,
-    /// SuperPass's events in ts order.
-    sp: Vec<(i64, SpEvent)>,
+    /// SuperPass's events.
+    sp: Timeline,
 }
 
 impl Data {
@@ -255,35 +235,7 @@ impl Data {
             });
         }
         let slices: i64 = conn.query_row("SELECT COUNT(*) FROM slice", [], |r| r.get(0))?;
-        let mut sp = Vec::new();
-        let mut st = conn.prepare(
-            "SELECT ts, 0, waiter_utid, blocker_utid, 0, '' FROM superpass_block \
-             UNION ALL SELECT ts, 1, waiter_utid, blocker_utid, COALESCE(root_utid, waiter_utid), '' \
-             FROM superpass_grant \
-             UNION ALL SELECT ts, 2, 0, blocker_utid, 0, COALESCE(reason, '') FROM superpass_revoke \
-             UNION ALL SELECT ts, 3, 0, utid, 0, '' FROM superpass_pick ORDER BY 1",
-        )?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let (waiter, who, root): (u32, u32, u32) = (r.get(2)?, r.get(3)?, r.get(4)?);
-            let ev = match r.get::<_, i64>(1)? {
-                0 => SpEvent::Block {
-                    waiter,
-                    blocker: who,
-                },
-                1 => SpEvent::Grant {
-                    blocker: who,
-                    waiter,
-                    root,
-                },
-                2 => SpEvent::Revoke {
-                    blocker: who,
-                    reason: r.get(5)?,
-                },
-                _ => SpEvent::Pick { utid: who },
-            };
-            sp.push((r.get(0)?, ev));
-        }
+        let sp = Timeline::load(conn)?;
         Ok(Data {
             end_ts,
             start_ts,
@@ -293,66 +245,6 @@ impl Data {
             unended,
             slices,
             sp,
-        })
-    }
-
-    /// The SuperPass events of the wait of `waiter` over `[ws, we)`: see the module's
-    /// definitions.
-    fn superpass_in_wait(&self, waiter: u32, ws: i64, we: i64) -> Value {
-        let lo = self.sp.partition_point(|(ts, _)| *ts < ws);
-        let hi = self.sp.partition_point(|(ts, _)| *ts < we);
-        let mut blockers: Vec<u32> = vec![waiter];
-        let (mut blocks, mut grants, mut revokes) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut picks, mut regrants) = (0, 0);
-        for i in lo..hi {
-            let (ts, ev) = &self.sp[i];
-            match ev {
-                SpEvent::Block { waiter: w, blocker } if *w == waiter => {
-                    blocks.push(json!({"ts": ts, "blocker": self.thread(*blocker)}));
-                }
-                SpEvent::Grant {
-                    blocker,
-                    waiter: w,
-                    root,
-                } if *w == waiter || *root == waiter || blockers.contains(w) => {
-                    if !blockers.contains(blocker) {
-                        blockers.push(*blocker);
-                    }
-                    let after_budget = self.sp[..i]
-                        .iter()
-                        .rev()
-                        .find_map(|(_, e)| match e {
-                            SpEvent::Revoke { blocker: b, reason } if b == blocker => {
-                                Some(reason == "budget")
-                            }
-                            _ => None,
-                        })
-                        .unwrap_or(false);
-                    regrants += usize::from(after_budget);
-                    grants.push(json!({
-                        "ts": ts,
-                        "blocker": self.thread(*blocker),
-                        "budget_regrant": after_budget,
-                    }));
-                }
-                SpEvent::Revoke { blocker, reason } if blockers.contains(blocker) => {
-                    revokes.push(
-                        json!({"ts": ts, "blocker": self.thread(*blocker), "reason": reason}),
-                    );
-                }
-                SpEvent::Pick { utid } if blockers.contains(utid) => picks += 1,
-                _ => {}
-            }
-        }
-        json!({
-            "registered": !blocks.is_empty(),
-            "blocks": blocks,
-            "grants": grants,
-            "revokes": revokes,
-            "budget_regrants": regrants,
-            "picks": picks,
-            "throttles": Value::Null,
-            "probe_groups": Value::Null,
         })
     }
 
@@ -593,7 +485,11 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
             "overlapping_holds": overlapping,
             "holders": holders.json(),
             "barging": barging,
-            "superpass": if d.sp.is_empty() { Value::Null } else { d.superpass_in_wait(w.utid, ws, we) },
+            "superpass": if d.sp.is_empty() {
+                Value::Null
+            } else {
+                d.sp.in_wait(w.utid, ws, we, |u| d.thread(u))
+            },
         }));
     }
 
@@ -697,6 +593,9 @@ fn monitors_section(waits: &[&LockSlice]) -> Value {
 
 fn superpass_section(conn: &Connection, d: &Data) -> rusqlite::Result<Value> {
     let count = |table: &str| -> rusqlite::Result<i64> {
+        if !has_table(conn, table)? {
+            return Ok(0);
+        }
         conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
     };
     let blocks_n = count("superpass_block")?;
@@ -706,6 +605,9 @@ fn superpass_section(conn: &Connection, d: &Data) -> rusqlite::Result<Value> {
     }
     let revokes_n = count("superpass_revoke")?;
     let picks_n = count("superpass_pick")?;
+    let queues_n = count("superpass_queue")?;
+    let throttles_n = count("superpass_throttle")?;
+    let probes_n = count("superpass_probes")?;
 
     let mut grants: BTreeMap<u32, Vec<i64>> = BTreeMap::new();
     let mut st = conn.prepare("SELECT blocker_utid, ts FROM superpass_grant ORDER BY ts")?;
@@ -798,6 +700,9 @@ fn superpass_section(conn: &Connection, d: &Data) -> rusqlite::Result<Value> {
         "grants": grants_n,
         "revokes": revokes_n,
         "picks": picks_n,
+        "queues": queues_n,
+        "throttles": throttles_n,
+        "probe_changes": probes_n,
         "blocking_intervals": {
             "count": intervals.len(),
             "total_ns": intervals.iter().sum::<i64>(),

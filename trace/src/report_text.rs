@@ -148,8 +148,15 @@ pub fn render_text(r: &Value) -> String {
         let bi = &s["blocking_intervals"];
         let _ = writeln!(
             o,
-            "\n== superpass: {} blocks, {} grants, {} revokes, {} picks ==",
-            s["blocks"], s["grants"], s["revokes"], s["picks"]
+            "\n== superpass: {} blocks, {} grants, {} revokes, {} picks, {} queued, {} throttles, \
+             {} probe changes ==",
+            s["blocks"],
+            s["grants"],
+            s["revokes"],
+            s["picks"],
+            s["queues"],
+            s["throttles"],
+            s["probe_changes"]
         );
         let _ = writeln!(
             o,
@@ -383,13 +390,77 @@ fn superpass_in_wait(o: &mut String, s: &Value, start: i64) {
     });
     let _ = writeln!(
         o,
-        "      grants {}: {grants}\n      revokes {}: {revokes}\n      budget regrants {}, \
-         picks {}; throttles and probe groups: not traced",
+        "      grants {}: {grants}\n      revokes {}: {revokes}",
         count("grants"),
         count("revokes"),
+    );
+    let queued = capped(&s["queues"], "superpass_queue", |q| {
+        let now = if q["run_now"].as_bool() == Some(true) {
+            " (run_now)"
+        } else {
+            ""
+        };
+        format!(
+            "{} on cpu {} at {}{now}",
+            who(&q["thread"]),
+            q["cpu"],
+            at(&q["ts"], start)
+        )
+    });
+    let throttles = capped(&s["throttles"], "superpass_throttle", |t| {
+        format!(
+            "cpu {} for {} ms at {}",
+            t["cpu"],
+            ms_v(&t["dur"]),
+            at(&t["ts"], start)
+        )
+    });
+    let _ = writeln!(
+        o,
+        "      queued{queued}\n      throttles{throttles}\n      probe groups: {}\n      \
+         budget regrants {}, picks {}",
+        probe_groups(&s["probe_groups"], start),
         s["budget_regrants"],
         s["picks"]
     );
+}
+
+/// Items listed per kind in a long wait's SuperPass lines; `--json` has them all.
+const WAIT_ITEMS: usize = 8;
+
+/// ` N: a, b, ...` of the array `v` (at most [`WAIT_ITEMS`] items), or what a null means:
+/// `: no <event> in the trace`.
+fn capped(v: &Value, event: &str, f: impl Fn(&Value) -> String) -> String {
+    let Some(all) = v.as_array() else {
+        return format!(": no {event} in the trace");
+    };
+    let mut items: Vec<String> = all.iter().take(WAIT_ITEMS).map(f).collect();
+    if all.len() > WAIT_ITEMS {
+        items.push(format!("... {} more (--json)", all.len() - WAIT_ITEMS));
+    }
+    if items.is_empty() {
+        items.push("none".to_owned());
+    }
+    format!(" {}: {}", all.len(), items.join(", "))
+}
+
+/// The probe groups at a wait's start and each change during it.
+fn probe_groups(v: &Value, start: i64) -> String {
+    if v.is_null() {
+        return "no superpass_probes in the trace".to_owned();
+    }
+    let mut parts = vec![match v["at_start"].as_str() {
+        Some(g) => format!("{g} at the start"),
+        None => "unknown at the start (no superpass_probes before it)".to_owned(),
+    }];
+    for c in v["changes"].as_array().into_iter().flatten() {
+        parts.push(format!(
+            "{} from {}",
+            c["groups"].as_str().unwrap_or("?"),
+            at(&c["ts"], start)
+        ));
+    }
+    parts.join(", ")
 }
 
 /// Only the long waits, itemized: the report's text for one wait's capture.

@@ -151,12 +151,16 @@ fn text_and_perfetto_give_the_same_tables() {
         "SELECT ts - {o}, dur, state, utid, IFNULL(waker_utid, -1) FROM thread_state ORDER BY id",
         "SELECT ts - {o}, dur, cpu, utid, IFNULL(end_state, '') FROM sched ORDER BY id",
         "SELECT ts - {o}, dur, name, depth FROM thread_slice ORDER BY id",
+        "SELECT ts - {o}, cpu, utid, run_now FROM superpass_queue ORDER BY id",
+        "SELECT ts - {o}, cpu, dur FROM superpass_throttle ORDER BY id",
+        "SELECT ts - {o}, cpu, groups FROM superpass_probes ORDER BY id",
     ] {
         let qa = sql.replace("{o}", "0");
         let qb = sql.replace("{o}", &off.to_string());
         let (ra, rb) = (rows(&a, &qa), rows(&b, &qb));
         // The last sched slices end at the trace end, which both place at 20 ms.
         assert_eq!(ra, rb, "{sql}");
+        assert!(!ra.is_empty(), "{sql}");
     }
 }
 

@@ -65,6 +65,22 @@ fn check(r: &Value) {
     assert_eq!(spw["revokes"][0]["reason"], "released");
     assert_eq!(i(&spw["picks"]), 1);
     assert_eq!(i(&spw["budget_regrants"]), 0);
+    // hog's runqueue join is not of this wait's blockers.
+    let queues = spw["queues"].as_array().unwrap();
+    assert_eq!(queues.len(), 1);
+    assert_eq!(i(&queues[0]["thread"]["tid"]), 102);
+    assert_eq!(i(&queues[0]["cpu"]), 0);
+    assert_eq!(queues[0]["run_now"], true);
+    // The throttle that ended before the wait is left out; the one running into it is not.
+    let throttles = spw["throttles"].as_array().unwrap();
+    assert_eq!(throttles.len(), 2);
+    assert_eq!(i(&throttles[0]["cpu"]), 1);
+    assert_eq!(i(&throttles[0]["dur"]), 1_000 * US);
+    assert_eq!(i(&throttles[1]["dur"]), 1_500 * US);
+    let probes = &spw["probe_groups"];
+    assert_eq!(probes["at_start"], "owners");
+    assert_eq!(probes["changes"].as_array().unwrap().len(), 1);
+    assert_eq!(probes["changes"][0]["groups"], "owners,readers");
 
     assert_eq!(i(&w["holders"]["runnable_ns"]), 7_000 * US);
     assert_eq!(i(&w["holders"]["running_ns"]), 1_600 * US);
@@ -83,6 +99,14 @@ fn check(r: &Value) {
             sp["picks"].clone()
         ],
         [1, 1, 1, 1].map(Value::from)
+    );
+    assert_eq!(
+        [
+            sp["queues"].clone(),
+            sp["throttles"].clone(),
+            sp["probe_changes"].clone()
+        ],
+        [2, 3, 2].map(Value::from)
     );
     let bi = &sp["blocking_intervals"];
     assert_eq!(i(&bi["count"]), 1);
@@ -103,6 +127,9 @@ fn report_on_perfetto_trace() {
     let r = report_of(&common::pftrace());
     check(&r);
     assert_eq!(i(&r["trace"]["end_ts"]), 20_000 * US);
+    let w = &r["long_waits"]["worst"][0]["superpass"];
+    assert_eq!(i(&w["throttles"][0]["ts"]), 2_500 * US);
+    assert_eq!(i(&w["probe_groups"]["changes"][0]["ts"]), 10_500 * US);
 }
 
 #[test]
@@ -125,6 +152,23 @@ fn text_report_names_the_numbers() {
     assert!(text.contains("barged 1x: barger (103)"), "{text}");
     assert!(
         text.contains("holders in all: asleep 0.000 / runnable 7.000 / running 1.600"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "== superpass: 1 blocks, 1 grants, 1 revokes, 1 picks, 2 queued, 3 throttles, 2 \
+             probe changes =="
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("      queued 1: bg (102) on cpu 0 at +9.500 ms (run_now)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "      throttles 2: cpu 1 for 1.000 ms at +2.500 ms, cpu 1 for 1.500 ms at +9.800 ms\n"
+        ),
         "{text}"
     );
 }
@@ -197,7 +241,6 @@ fn long_wait_lists_superpass_events_and_budget_regrants() {
     assert_eq!(s["revokes"][0]["reason"], "budget");
     assert_eq!(s["revokes"].as_array().unwrap().len(), 2);
     assert_eq!(i(&s["picks"]), 1);
-    assert!(s["throttles"].is_null() && s["probe_groups"].is_null());
     let text = report::render_long_waits(&r);
     assert!(
         text.contains("superpass: registered; blocked on t102 (102)"),
@@ -206,6 +249,84 @@ fn long_wait_lists_superpass_events_and_budget_regrants() {
     assert!(text.contains("(budget regrant)"), "{text}");
     assert!(text.contains("budget regrants 1, picks 1"), "{text}");
     assert!(!text.contains("== census"), "{text}");
+}
+
+#[test]
+fn long_wait_itemizes_queues_throttles_and_probe_groups() {
+    let r = wait_report(&[
+        (0, 0, "superpass_probes: groups=owners"),
+        (
+            1,
+            101,
+            "superpass_block: waiter=101 blocker=102 lock=0x10 kind=mutex",
+        ),
+        (2, 101, GRANT_102),
+        (3, 102, "superpass_queue: cpu=1 tid=102 run_now=1"),
+        // Not a boosted task of this wait.
+        (4, 103, "superpass_queue: cpu=0 tid=103 run_now=0"),
+        (5, 102, "superpass_throttle: cpu=1 for_us=4000"),
+        (6, 101, "superpass_probes: groups=owners,readers"),
+        (12, 101, "superpass_queue: cpu=0 tid=101 run_now=0"),
+        // After the wait: neither its throttle nor its probe change.
+        (25, 101, "superpass_throttle: cpu=0 for_us=1000"),
+        (26, 101, "superpass_probes: groups=none"),
+    ]);
+    let text = report::render_long_waits(&r);
+    for line in [
+        "      queued 2: t102 (102) on cpu 1 at +3.000 ms (run_now), t101 (101) on cpu 0 at +12.000 ms\n",
+        "      throttles 1: cpu 1 for 4.000 ms at +5.000 ms\n",
+        "      probe groups: owners at the start, owners,readers from +6.000 ms\n",
+        "      budget regrants 0, picks 0\n",
+    ] {
+        assert!(text.contains(line), "{line:?} not in\n{text}");
+    }
+    assert!(!text.contains("not traced"), "{text}");
+}
+
+#[test]
+fn long_wait_says_which_superpass_events_the_trace_lacks() {
+    // Only the kinds of the first module: queue, throttle and probes were not traced.
+    let r = wait_report(&[(
+        1,
+        101,
+        "superpass_block: waiter=101 blocker=102 lock=0x10 kind=mutex",
+    )]);
+    let s = &r["long_waits"]["worst"][0]["superpass"];
+    assert!(s["queues"].is_null() && s["throttles"].is_null() && s["probe_groups"].is_null());
+    let text = report::render_long_waits(&r);
+    assert!(
+        text.contains("queued: no superpass_queue in the trace"),
+        "{text}"
+    );
+    assert!(
+        text.contains("throttles: no superpass_throttle in the trace"),
+        "{text}"
+    );
+    assert!(
+        text.contains("probe groups: no superpass_probes in the trace"),
+        "{text}"
+    );
+    // A probes change after the wait's start does not say what was attached at it.
+    let r = wait_report(&[
+        (5, 101, "superpass_probes: groups=readers"),
+        (8, 101, "superpass_throttle: cpu=0 for_us=100"),
+    ]);
+    let text = report::render_long_waits(&r);
+    assert!(
+        text.contains(
+            "probe groups: unknown at the start (no superpass_probes before it), readers from \
+             +5.000 ms"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("queued: no superpass_queue in the trace"),
+        "{text}"
+    );
+    assert!(
+        text.contains("throttles 1: cpu 0 for 0.100 ms at +8.000 ms"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -4,12 +4,18 @@
 //! Timeline (µs; CPU 0 unless noted; [`US`] converts to the ns the tables hold). ui=101 and bg=102 are in app (100); barger=103 runs
 //! on CPU 1; hog=201.
 //! -     0: bg runs on CPU 0; barger on CPU 1
-//! -  1000: bg takes m (lockhold:m)
+//! -   500: superpass_probes groups=owners
+//! -  1000: bg takes m (lockhold:m); CPU 1 throttled for 1000 (ends before the wait)
 //! -  2000: bg preempted (R+) by ui
+//! -  2500: CPU 1 throttled for 1000 (into the wait)
 //! -  3000: ui starts waiting for m (lockwait:m)
 //! -  4000: ui sleeps (S); hog runs. superpass_block waiter=ui blocker=bg
+//! -  5000: superpass_queue of hog (not a blocker of ui's wait)
 //! -  9000: superpass_grant blocker=bg
+//! -  9500: superpass_queue bg on CPU 0, run_now
+//! -  9800: CPU 1 throttled for 1500
 //! - 10000: hog preempted, bg runs. superpass_pick
+//! - 10500: superpass_probes groups=owners,readers
 //! - 11000: bg releases m, wakes ui. superpass_revoke
 //! - 11200..11800: barger holds m (CPU 1)
 //! - 12000: bg sleeps, ui runs
@@ -57,8 +63,11 @@ pub fn script() -> Vec<Ev> {
     vec![
         Switch(0, 0, 0, "R", 0, 102),
         Switch(0, 1, 0, "R", 0, 103),
+        Sp(500, 1, 103, "superpass_probes", "groups=owners"),
         Mark(1000, 0, 102, "B|100|lockhold:m"),
+        Sp(1000, 1, 103, "superpass_throttle", "cpu=1 for_us=1000"),
         Switch(2000, 0, 102, "R+", 0x100, 101),
+        Sp(2500, 1, 103, "superpass_throttle", "cpu=1 for_us=1000"),
         Mark(3000, 0, 101, "B|100|lockwait:m"),
         Switch(4000, 0, 101, "S", 1, 201),
         Sp(
@@ -68,6 +77,7 @@ pub fn script() -> Vec<Ev> {
             "superpass_block",
             "waiter=101 blocker=102 lock=0xffff888000001000 kind=mutex",
         ),
+        Sp(5000, 0, 201, "superpass_queue", "cpu=0 tid=201 run_now=0"),
         Sp(
             9000,
             0,
@@ -75,8 +85,11 @@ pub fn script() -> Vec<Ev> {
             "superpass_grant",
             "blocker=102 waiter=101 root=101 lock=0xffff888000001000 depth=1",
         ),
+        Sp(9500, 0, 201, "superpass_queue", "cpu=0 tid=102 run_now=1"),
+        Sp(9800, 1, 103, "superpass_throttle", "cpu=1 for_us=1500"),
         Switch(10000, 0, 201, "R+", 0x100, 102),
         Sp(10000, 0, 102, "superpass_pick", "cpu=0 tid=102"),
+        Sp(10500, 0, 102, "superpass_probes", "groups=owners,readers"),
         Mark(11000, 0, 102, "E|100"),
         Waking(11000, 0, 102, 101),
         Sp(
@@ -97,7 +110,8 @@ pub fn script() -> Vec<Ev> {
 }
 
 /// The scenario as a Perfetto trace: atrace markers as ftrace print events and SuperPass
-/// events as generic ftrace events (integers typed), like traced_probes records them.
+/// events as generic ftrace events (integers typed; probe groups as the module's bit mask,
+/// the struct field `TP_printk` names), like traced_probes records them.
 pub fn pftrace() -> Vec<u8> {
     const NS: u64 = 1000;
     let mut w = TraceWriter::new();
@@ -128,7 +142,14 @@ pub fn pftrace() -> Vec<u8> {
                     .split(' ')
                     .map(|kv| {
                         let (k, v) = kv.split_once('=').unwrap();
-                        let v = if let Some(h) = v.strip_prefix("0x") {
+                        let v = if k == "groups" {
+                            let bit = |w| match w {
+                                "owners" => 1,
+                                "readers" => 2,
+                                _ => 0,
+                            };
+                            FieldValue::Uint(v.split(',').map(bit).sum())
+                        } else if let Some(h) = v.strip_prefix("0x") {
                             FieldValue::Uint(u64::from_str_radix(h, 16).unwrap())
                         } else if let Ok(i) = v.parse::<i64>() {
                             FieldValue::Int(i)
