@@ -78,6 +78,9 @@ impl Policy for SuperPassRtUi {
     }
 
     fn lock_event(&mut self, w: &World, cpu: u32, ev: LockEvent, out: &mut Vec<Action>) {
+        // The kernel boosts a PI owner before the wait hook fires; here the engine hears the
+        // wait first and may queue the owner, and the dequeue reported for its class change
+        // then takes it off the fast track's queue again, where the kernel's order leaves it.
         self.sp.lock_event(w, cpu, ev, out);
         let mut pi = std::mem::take(&mut self.pi_out);
         pi.clear();
