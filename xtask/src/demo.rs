@@ -2,11 +2,14 @@
 //!
 //! Builds (or reuses) the test kernel and superpass.ko, boots QEMU, loads the module and runs
 //! the inversion scenario with a kernel mutex and with an rwsem, each three ways: SuperPass off,
-//! SuperPass on, and the critical thread in SCHED_FIFO (Android's RT-UI baseline). Prints the
-//! tables, saves the ftrace captures to target/vm/inversion-*.trace, draws the critical thread's
-//! wait distributions from them (target/vm/demo/waits.svg) and ends with superpass-trace's report
-//! of each lock, on against off. Both read the captures through superpass-trace's database, so
-//! the picture and the report count the same waits.
+//! SuperPass on, and the critical thread in SCHED_FIFO (Android's RT-UI baseline), then an app's
+//! frame loop (sp-frames) the same three ways. Prints the tables, saves the ftrace captures to
+//! target/vm/inversion-*.trace, draws the critical thread's wait distributions from them
+//! (target/vm/demo/waits.svg), runs superpass-trace's report of each lock, on against off, and
+//! ends with sp-frames' figures in the paper's table. The picture and the report read the
+//! captures through superpass-trace's database, so they count the same waits.
+
+mod frames;
 
 use crate::cdf_svg::{self, Figure, Panel, Series};
 use crate::kernel::{self, Variant};
@@ -15,6 +18,7 @@ use crate::vm;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::mpsc;
 use std::time::Duration;
 
 const HELP: &str = "usage: cargo xtask demo [--secs N]
@@ -25,10 +29,14 @@ boots QEMU (TCG, 2 vCPUs), loads the module and runs the inversion scenario
 (tests/guest/sp-inversion.c) with a kernel mutex and an rwsem: 4 nice-0 hogs, a
 nice-19 blocker computing 500 us inside the lock and 100 us outside it, and a
 critical thread taking the lock every 1 ms; SuperPass off, on, and the critical
-thread in SCHED_FIFO.
+thread in SCHED_FIFO. Then, in the same boot, an app's frame loop
+(tests/guest/sp-frames.c, suite 71-sp-frames.sh, ~2-3 min): a UI thread and a
+RenderThread at nice -10 draw 1000 frames at 60 Hz and 1000 at 120 Hz per mode,
+taking locks that nice-10 workers also hold, against 4 nice-0 hogs; off, on, and
+both threads in SCHED_FIFO (RT-UI). Progress lines say how long it has run.
 Prints one table per lock (waits measured in the kernel by the test device) and
 the checks, then analyses the ftrace captures with our own superpass-trace (built
-first: cargo build --release -p superpass-trace) and ends with its report:
+first: cargo build --release -p superpass-trace) and prints its report:
 
   target/vm/inversion-<lock>-<mode>.trace  N-2 s (1-8) of ftrace per lock and mode: sched
         events, superpass_* tracepoints, lockwait:spt/lockhold:spt markers
@@ -39,23 +47,36 @@ first: cargo build --release -p superpass-trace) and ends with its report:
         panel per lock; the y axis is stretched toward the tail (0.9, 0.99,
         0.999 equally spaced); the same waits and percentiles as the report's
         tails (view it in a browser, or: rsvg-convert waits.svg -o waits.png)
-  superpass-trace report <lock>-on --baseline <lock>-off, per lock, last
+  superpass-trace report <lock>-on --baseline <lock>-off, per lock
+
+and ends with the paper's table from sp-frames' metrics, per rate: p99.9 blocking,
+blocking count (waits >= 1 ms), janky frames and CPU, SuperPass on and RT-UI each
+as a change against off, beside the paper's Pixel 8 figures; under each row the
+off / on / fifo values it comes from, the samples (frames, waits), the max wait and
+the frames late by more than a frame. A metric the run did not report is named as
+missing. (sp-frames' own tables are its [sp-frames] lines in the guest log.)
+sp-frames' checks are the demo's too: at both rates, 1000 frames a mode, on cuts
+janky frames by >= 29.2% and the p99.9 by >= 72% against off, and has no more
+janky frames than fifo. The guest keeps real time while TCG emulates its CPUs, so
+a busy host (a build beside the demo) slows every mode and skews the figures:
+run it on an otherwise idle machine.
 
 Logs: target/vm/demo/{guest,kernel}.log; target/vm/results.json is not touched.
 
   --secs N        seconds per mode (default 10; each mode's trace window is N-2 s, 1 to 8)
   --report-only   skip the kernel, the module and the VM: re-analyse the captures
                   already in target/vm (from the last demo or vm-test run) and
-                  redraw the picture; prints the guest tables again if
-                  target/vm/demo/guest.log is there
+                  redraw the picture; prints the guest tables and the paper's
+                  table again if target/vm/demo/guest.log is there
   --traces DIR    with --report-only: analyse DIR/inversion-*.trace instead
                   (the picture goes to DIR/demo/waits.svg)
 ";
 
-const TESTS: [&str; 3] = [
+const TESTS: [&str; 4] = [
     "50-sp-load.sh",
     "52-sp-inversion-mutex.sh",
     "53-sp-inversion-rwsem.sh",
+    frames::TEST,
 ];
 
 /// The test modules (directories of vm/test-modules/) the demo's tests load beside
@@ -92,15 +113,33 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let dir = traces.unwrap_or_else(vm::out_dir);
         let tool = build_trace_tool()?;
         let log = dir.join("demo/guest.log");
-        if let Ok(text) = fs::read_to_string(&log) {
-            let console: Vec<String> = text.lines().map(str::to_string).collect();
+        let console: Option<Vec<String>> = fs::read_to_string(&log)
+            .ok()
+            .map(|text| text.lines().map(str::to_string).collect());
+        if let Some(console) = &console {
             println!("(guest tables from {})", log.display());
             if newer_trace_than(&dir, &log) {
                 println!("(the captures are newer: that log is from another run, e.g. vm-test)");
             }
-            print_guest_tables(&console);
+            print_guest_tables(console);
         }
-        return analyse(&tool, &dir);
+        let analysed = analyse(&tool, &dir);
+        if let Some(console) = console {
+            // The log's results, read as a boot's are; only sp-frames' is used.
+            let b = vm::BootResult {
+                console,
+                kernel: Vec::new(),
+                timed_out: false,
+                elapsed: Duration::ZERO,
+            };
+            let mut report = vm::Report {
+                results: Vec::new(),
+            };
+            report.add_boot(&b, &[], "kernel-log/demo");
+            println!("(from {})", log.display());
+            print!("{}", frames::table(frames_result(&report)));
+        }
+        return analysed;
     }
     // Built before the VM so that its compile neither steals CPU from the measured guest nor
     // fails after a 20-minute kernel build.
@@ -140,27 +179,36 @@ pub fn main(args: &[String]) -> Result<(), String> {
     eprintln!(
         "[demo] booting QEMU: mutex and rwsem scenarios, 5 modes x {secs} s each (off, on, fifo, \
          and off and on with the critical thread at nice -10), longer for a mode short of 1000 \
-         waits (~{} s)",
+         waits (~{} s); then sp-frames, off, on and fifo at 60 and 120 Hz (~2-3 min)",
         10 * secs + 30
     );
-    let b = vm::boot(
-        &k,
-        &vm::Machine::default(),
-        &initrd,
-        // The inversion scripts read sp.secs and sp.trace from the kernel command line; the
-        // trace covers most of each mode (the program settles for 1 s first), so the picture
-        // and the report see the rare long waits the tables count.
-        &format!(
-            "sptest.timeout={} sp.secs={secs} sp.trace={}",
-            // Up to 3 x secs for each of 5 modes: sp-inversion runs a mode on until it has 1000
-            // waits.
-            20 * secs + 120,
-            secs.saturating_sub(2).clamp(1, 8)
-        ),
-        Duration::from_secs(60 * secs as u64 + 300),
-        &logs,
-        false,
-    )?;
+    // A guest.log of an earlier run would show the progress watcher a finished sp-frames.
+    let guest_log = logs.join("guest.log");
+    let _ = fs::remove_file(&guest_log);
+    let (stop_progress, stopped) = mpsc::channel::<()>();
+    let b = std::thread::scope(|s| {
+        s.spawn(|| frames::progress(&guest_log, stopped, Duration::from_secs(20)));
+        let b = vm::boot(
+            &k,
+            &vm::Machine::default(),
+            &initrd,
+            // The inversion scripts read sp.secs and sp.trace from the kernel command line; the
+            // trace covers most of each mode (the program settles for 1 s first), so the
+            // picture and the report see the rare long waits the tables count.
+            &format!(
+                "sptest.timeout={} sp.secs={secs} sp.trace={}",
+                // Up to 3 x secs for each of 5 modes: sp-inversion runs a mode on until it has
+                // 1000 waits. sp-frames' own bound holds whatever --secs is.
+                (20 * secs + 120).max(frames::TIMEOUT_SECS),
+                secs.saturating_sub(2).clamp(1, 8)
+            ),
+            Duration::from_secs(60 * secs as u64 + 300 + u64::from(frames::TIMEOUT_SECS)),
+            &logs,
+            false,
+        );
+        drop(stop_progress);
+        b
+    })?;
     let mut report = vm::Report {
         results: Vec::new(),
     };
@@ -176,6 +224,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         println!("trace: {}", t.display());
     }
     let analysed = analyse(&tool, &out);
+    print!("{}", frames::table(frames_result(&report)));
     if report.failed() > 0 {
         if let Err(e) = &analysed {
             eprintln!("[demo] {e}");
@@ -189,13 +238,21 @@ pub fn main(args: &[String]) -> Result<(), String> {
     analysed
 }
 
-/// The inversion tests' names as their console prefixes show them (`50-sp-load.sh` ->
-/// `sp-load`).
+/// A test's name as its console prefix and result show it (`50-sp-load.sh` -> `sp-load`).
+fn test_name(file: &str) -> String {
+    let stem = file.trim_end_matches(".sh");
+    stem.get(3..).unwrap_or(stem).to_string()
+}
+
+/// The demo's tests' names.
 fn test_names() -> Vec<String> {
-    TESTS
-        .iter()
-        .map(|t| t.trim_end_matches(".sh")[3..].to_string())
-        .collect()
+    TESTS.iter().map(|t| test_name(t)).collect()
+}
+
+/// sp-frames' result among a boot's.
+fn frames_result(report: &vm::Report) -> Option<&serde_json::Value> {
+    let name = frames::name();
+    report.results.iter().find(|r| r["name"] == name.as_str())
 }
 
 /// Whether an inversion capture in `dir` was written more than a minute after `log`.
@@ -214,10 +271,14 @@ fn newer_trace_than(dir: &Path, log: &Path) -> bool {
         })
 }
 
-/// Prints the scenario tables the guest program printed (its own, kernel-measured waits).
+/// Prints the inversion scenario's tables as the guest program printed them (its own,
+/// kernel-measured waits); sp-frames' figures come as the paper's table instead.
 fn print_guest_tables(console: &[String]) {
     println!();
-    for name in &test_names()[1..] {
+    for name in test_names()
+        .iter()
+        .filter(|n| n.starts_with("sp-inversion"))
+    {
         let prefix = format!("[{name}] ");
         for l in console {
             if let Some(rest) = l.strip_prefix(&prefix) {
