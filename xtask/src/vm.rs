@@ -278,7 +278,6 @@ fn superpass_on_capture(trace: &Path) -> bool {
         .any(|w| w == "on" || w == "ext" || w.starts_with("on_n") || w.starts_with("ext_n"))
 }
 
-/// Itemizes every wait over 16 ms (a 60 Hz frame) in the captures of SuperPass-on modes with
 /// Extra environment for the guest's tests, from the host's `SUPERPASS_GUEST_ENV` (`KEY=value`
 /// words, e.g. `SP_STALLWATCH=1`): words of the kernel command line the kernel does not know
 /// reach /init's environment, and so every test's.
@@ -307,6 +306,7 @@ fn guest_env() -> Result<String, String> {
     Ok(out)
 }
 
+/// Itemizes every wait over 16 ms (a 60 Hz frame) in the captures of SuperPass-on modes with
 /// `superpass-trace report --long-ms 16 --long-only`, printed and appended to `log` (the
 /// boot's guest.log). Reporting only: a failure to itemize is printed, not a test failure.
 fn itemize_long_waits(traces: &[PathBuf], log: &Path) {
