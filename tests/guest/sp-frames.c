@@ -758,6 +758,7 @@ int main(int argc, char **argv)
 		printf("M %s_worst_late_ms %.2f\n", m, r->worst_late / 1e6);
 		printf("M %s_waits %ld\n", m, r->w.waits);
 		printf("M %s_waits_over_1ms %ld\n", m, r->w.over_1ms);
+		printf("M %s_waits_over_16ms %ld\n", m, r->w.over_16ms);
 		printf("M %s_wait_p999_us %.1f\n", m, r->w.p999 / 1e3);
 		printf("M %s_wait_max_us %.1f\n", m, r->w.max / 1e3);
 		printf("M %s_cpu_busy_pct %.2f\n", m, r->cpu_busy);

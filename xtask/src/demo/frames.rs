@@ -217,7 +217,11 @@ fn beside_p999(m: &Metrics<'_>, hz: u32) -> Vec<String> {
             per_mode(m, hz, "wait_p999_us", ms_from_us),
             per_mode(m, hz, "waits", count)
         ),
-        format!("max {}", per_mode(m, hz, "wait_max_us", ms_from_us)),
+        format!(
+            "max {}, {} over a frame (16 ms)",
+            per_mode(m, hz, "wait_max_us", ms_from_us),
+            per_mode(m, hz, "waits_over_16ms", count)
+        ),
     ]
 }
 
