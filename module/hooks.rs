@@ -19,21 +19,17 @@ use crate::{AsleepWait, RqRef, TaskRef};
 /// How many stale engine picks one pick hook skips before leaving CFS's choice alone.
 const PICK_RETRIES: usize = 3;
 
-/// Tells the engine the CPU `waiter`'s wait starts on: a lock probe runs in the waiting thread.
-fn note_wait_cpu(g: &mut Guard, waiter: Tid) {
+/// The CPU this code runs on: a lock probe runs in the waiting thread, so its wait's CPU.
+pub(crate) fn this_cpu() -> Cpu {
     // SAFETY: plain call; it reads the current CPU's number.
-    let cpu = unsafe { ffi::sp_this_cpu() };
-    g.engine.wait_cpu(waiter, cpu);
+    unsafe { ffi::sp_this_cpu() }
 }
 
 /// A lock or task event: the engine decides, and newly boosted blockers are found and kicked.
-pub(crate) fn lock_event(now: Nanos, ev: Event) {
+pub(crate) fn lock_event(now: Nanos, ev: Event<'_>) {
     let mut kicks = Kicks::new();
     {
         let Some(mut g) = state::lock() else { return };
-        if let Event::WaitStart { waiter, .. } = ev {
-            note_wait_cpu(&mut g, waiter);
-        }
         let answer = g.engine.handle(now, ev);
         place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
     }
@@ -42,14 +38,22 @@ pub(crate) fn lock_event(now: Nanos, ev: Event) {
 
 /// A wait on an rwsem starts: the engine first takes the module's view of the lock's holders
 /// (its events reach the engine only while tracked waits are on it), then the wait.
-pub(crate) fn rwsem_wait_start(now: Nanos, ev: Event, lock: LockId, writer: Tid, readers: &[Tid]) {
+pub(crate) fn rwsem_wait_start(
+    now: Nanos,
+    ev: Event<'_>,
+    lock: LockId,
+    writer: Tid,
+    readers: &[Tid],
+) {
     let mut kicks = Kicks::new();
     {
         let Some(mut g) = state::lock() else { return };
-        if let Event::WaitStart { waiter, .. } = ev {
-            note_wait_cpu(&mut g, waiter);
-        }
-        g.engine.lock_seen(now, lock, writer, readers);
+        let seen = Event::LockSeen {
+            lock,
+            owner: writer,
+            readers,
+        };
+        g.engine.handle(now, seen);
         let answer = g.engine.handle(now, ev);
         place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
     }
@@ -65,7 +69,6 @@ pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
         if !g.engine.may_track(waiter) {
             return;
         }
-        note_wait_cpu(&mut g, waiter);
         // SAFETY: plain call; it looks the TID up under RCU and compares thread groups.
         let hinted = unsafe { ffi::sp_futex_hint_owner(owner) };
         // The hint is the waiter's process's own name for the owner; the engine's is the kernel's.
@@ -73,6 +76,7 @@ pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
             waiter,
             owner: if hinted > 0 { hinted } else { owner },
             valid: hinted > 0,
+            cpu: this_cpu(),
         };
         let answer = g.engine.handle(now, ev);
         place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
@@ -162,9 +166,14 @@ fn follow_unreported(g: &mut Guard, now: Nanos, tid: Tid, kicks: &mut Kicks, dep
     let Some(w) = AsleepWait::of(tid) else {
         return;
     };
-    let answer = g
-        .engine
-        .asleep_wait(now, tid, w.lock, w.kind, w.owner, w.readers());
+    let ev = Event::AsleepWait {
+        waiter: tid,
+        lock: w.lock,
+        kind: w.kind,
+        owner: w.owner,
+        readers: w.readers(),
+    };
+    let answer = g.engine.handle(now, ev);
     place(g, now, answer.newly_boosted(), kicks, depth + 1);
 }
 
@@ -173,11 +182,12 @@ pub(crate) fn enqueue(now: Nanos, cpu: Cpu, tid: Tid, task: TaskRef) -> bool {
     let Some(mut g) = state::lock() else {
         return false;
     };
-    if !g.engine.is_boosted(tid) {
-        return false;
-    }
-    g.engine.set_handle(tid, task.handle());
-    g.engine.handle(now, Event::Enqueue { cpu, tid }) == Answer::Resched
+    let ev = Event::Enqueue {
+        cpu,
+        tid,
+        handle: task.handle(),
+    };
+    g.engine.handle(now, ev) == Answer::Resched
 }
 
 /// `tid` leaves CPU `cpu`'s runqueue.
@@ -187,12 +197,11 @@ pub(crate) fn dequeue(now: Nanos, cpu: Cpu, tid: Tid) {
     }
 }
 
-/// The `task_struct` the engine recorded for boosted task `tid`.
-fn task_of(g: &Guard, tid: Tid) -> Option<TaskRef> {
-    let h = g.engine.handle_of(tid)?;
+/// The `task_struct` behind a handle the engine gave back while `_g` holds its lock.
+fn task_of(_g: &Guard, handle: u64) -> Option<TaskRef> {
     // SAFETY: the engine only holds handles of live tasks: `task_free` removes a task's handle,
-    // under the engine lock (which `g` holds), before the task is freed.
-    unsafe { TaskRef::from_handle(h) }
+    // under the engine lock (which `_g` holds), before the task is freed.
+    unsafe { TaskRef::from_handle(handle) }
 }
 
 /// Tells the engine about boosted tasks found queued on `rq` that it has not placed yet
@@ -209,7 +218,12 @@ fn locate(g: &mut Guard, now: Nanos, rq: RqRef, cpu: Cpu) {
         }
     }
     for &tid in &found[..n] {
-        g.engine.handle(now, Event::Enqueue { cpu, tid });
+        let ev = Event::Enqueue {
+            cpu,
+            tid,
+            handle: 0,
+        };
+        g.engine.handle(now, ev);
     }
 }
 
@@ -238,10 +252,11 @@ pub(crate) struct Picked {
 /// [`pick`] with the engine lock held.
 fn pick_locked(g: &mut Guard, now: Nanos, rq: RqRef, cpu: Cpu, fair_next: Tid) -> Option<TaskRef> {
     for _ in 0..PICK_RETRIES {
-        let Answer::Run(tid) = g.engine.handle(now, Event::Pick { cpu, fair_next }) else {
+        let Answer::Run { tid, handle } = g.engine.handle(now, Event::Pick { cpu, fair_next })
+        else {
             return None;
         };
-        match task_of(g, tid) {
+        match task_of(g, handle) {
             // Validated under the rq lock and the engine lock: queued here, fair, not delayed.
             Some(task) if task.pickable(rq) => return Some(task),
             // The engine's queue is stale (the task moved or sleeps): drop it from there.
@@ -309,10 +324,8 @@ pub(crate) fn bound_timer(now: Nanos, cpu: Cpu) -> Result<(), Option<Nanos>> {
 /// Task `tid` is being freed: the engine forgets it, and no pointer to it survives.
 pub(crate) fn task_free(now: Nanos, tid: Tid, task: Option<TaskRef>) {
     let Some(mut g) = state::lock() else { return };
-    g.engine.handle(now, Event::TaskExit { tid });
-    if let Some(task) = task {
-        g.engine.forget_handle(task.handle());
-    }
+    let handle = task.map_or(0, |t| t.handle());
+    g.engine.handle(now, Event::TaskExit { tid, handle });
 }
 
 /// The probe groups the engine wants attached at `now`, and `probe_linger_ns`; none while the
@@ -325,27 +338,14 @@ pub(crate) fn probes_wanted(now: Nanos) -> (u32, u64) {
     (g.engine.probes_wanted(now), linger)
 }
 
-/// Whether running task `tid` does not fit CPU `cpu` (`Engine::misfit`).
-pub(crate) fn misfit(tid: Tid, cpu: u32) -> bool {
+/// A balancing or clamp hook's question (`Event::UpdateMisfit`, `CanMigrate`, `UclampEff`):
+/// the engine's answer, or `Answer::None` while the engine is not installed. Their probes ask
+/// only for a task that may be boosted, so reading the clock here costs nothing elsewhere.
+pub(crate) fn ask(ev: Event<'_>) -> Answer {
     let Some(mut g) = state::lock() else {
-        return false;
+        return Answer::None;
     };
-    g.engine.misfit(tid, cpu)
-}
-
-/// Whether load balancing may move `tid` from CPU `src` to CPU `dst`, taking it off that CPU
-/// if `running` (`Engine::may_migrate`).
-pub(crate) fn may_migrate(tid: Tid, src: u32, dst: u32, running: bool) -> bool {
-    let Some(mut g) = state::lock() else {
-        return true;
-    };
-    g.engine.may_migrate(tid, src, dst, running)
-}
-
-/// The uclamp.min task `tid` should have now (`Engine::uclamp_min`), or 0 for none.
-pub(crate) fn uclamp_min(tid: Tid) -> u32 {
-    let Some(mut g) = state::lock() else {
-        return 0;
-    };
-    g.engine.uclamp_min(tid).unwrap_or(0)
+    // SAFETY: plain call; it reads the scheduler clock.
+    let now = unsafe { ffi::sp_now() };
+    g.engine.handle(now, ev)
 }

@@ -31,7 +31,7 @@ mod ioctl;
 mod state;
 mod trace;
 
-use superpass_core::{abi, Event, LockKind, MAX_CPUS};
+use superpass_core::{abi, Answer, Event, LockKind, MAX_CPUS};
 
 module! {
     type: SuperPassModule,
@@ -263,7 +263,7 @@ fn log_mechanisms(active: u64, busy: u64) {
 /// `waiter` starts waiting for `lock` (a `LockKind`), whose visible owner is `owner` (0: none).
 #[no_mangle]
 pub extern "C" fn sp_hook_wait_start(now: u64, waiter: i32, lock: u64, kind: u32, owner: i32) {
-    if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, owner) {
+    if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, owner, hooks::this_cpu()) {
         hooks::lock_event(now, ev);
     }
 }
@@ -291,7 +291,7 @@ pub unsafe extern "C" fn sp_hook_rwsem_wait_start(
         // `READER_TABLE_WAYS`, and the slice does not outlive this call.
         unsafe { core::slice::from_raw_parts(readers, n as usize) }
     };
-    if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, writer) {
+    if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, writer, hooks::this_cpu()) {
         hooks::rwsem_wait_start(now, ev, lock, writer, readers);
     }
 }
@@ -466,21 +466,30 @@ pub unsafe extern "C" fn sp_hook_bound_timer(now: u64, cpu: c_uint, next: *mut u
 /// The uclamp.min task `tid` should have while it is boosted, or 0 to leave its clamp alone.
 #[no_mangle]
 pub extern "C" fn sp_hook_uclamp_min(tid: i32) -> u32 {
-    hooks::uclamp_min(tid)
+    match hooks::ask(Event::UclampEff { tid }) {
+        Answer::UclampMin(v) => v,
+        _ => 0,
+    }
 }
 
 /// Whether running task `tid` should count as not fitting CPU `cpu` (a boosted blocker off the
 /// fast CPUs), so an idle CPU of higher capacity pulls it.
 #[no_mangle]
 pub extern "C" fn sp_hook_misfit(tid: i32, cpu: u32) -> bool {
-    hooks::misfit(tid, cpu)
+    hooks::ask(Event::UpdateMisfit { tid, cpu }) == Answer::Misfit
 }
 
 /// Whether load balancing may move task `tid` from CPU `src` to CPU `dst`, taking it off that
 /// CPU if `running` (an active balance).
 #[no_mangle]
 pub extern "C" fn sp_hook_may_migrate(tid: i32, src: u32, dst: u32, running: bool) -> bool {
-    hooks::may_migrate(tid, src, dst, running)
+    let ev = Event::CanMigrate {
+        tid,
+        src,
+        dst,
+        running,
+    };
+    hooks::ask(ev) != Answer::Veto
 }
 
 /// Task `task` (TID `tid`) is being freed: forget it everywhere.

@@ -12,7 +12,7 @@
  * enters, probing from a way picked by its TID, and clears it as it leaves:
  * without contention both find the entry at the first probe. When a tracked thread starts waiting on
  * the rwsem, the set's entries for that lock are the readers the engine
- * learns (Engine::lock_seen); from then on, while the lock's lane is set,
+ * learns (Event::LockSeen); from then on, while the lock's lane is set,
  * its reader events also go to the engine.
  *
  * The record is best effort and bounded: a reader that finds its set full is

@@ -191,19 +191,19 @@ impl<O: Observer> Engine<O> {
     /// Records the platform's handle for boosted task `tid` (the module's `task_struct`), so
     /// that the scheduler hooks can find it; does nothing if `tid` is not boosted.
     ///
-    /// The handle is dropped when the task stops being boosted, or by
-    /// [`Engine::forget_handle`]; the engine never interprets it.
+    /// The handle is dropped when the task stops being boosted, or when an
+    /// [`Event::TaskExit`](super::Event::TaskExit) names it; the engine never interprets it.
     pub fn set_handle(&mut self, tid: Tid, handle: u64) {
         self.ft.set_handle(tid, handle);
     }
 
     /// The handle recorded for boosted task `tid`.
-    pub fn handle_of(&self, tid: Tid) -> Option<u64> {
+    pub(crate) fn handle_of(&self, tid: Tid) -> Option<u64> {
         self.ft.handle(tid)
     }
 
     /// Forgets `handle` everywhere: what it names is about to be freed.
-    pub fn forget_handle(&mut self, handle: u64) {
+    pub(crate) fn forget_handle(&mut self, handle: u64) {
         self.ft.forget_handle(handle);
     }
 

@@ -10,9 +10,10 @@ use super::engine::{Boosted, Engine};
 use super::observer::Observer;
 use super::{futex_wait_lock, Cpu, LockId, LockKind, Nanos, Tid};
 
-/// Something a platform observed, in the terms of the kernel hooks that report it.
+/// Something a platform observed, in the terms of the kernel hooks that report it; `'a` is the
+/// lifetime of a list of readers the platform lends for the call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
+pub enum Event<'a> {
     /// `waiter` starts sleeping on `lock`; `owner` is the owner the lock itself names, if any.
     WaitStart {
         /// The waiting task.
@@ -23,6 +24,36 @@ pub enum Event {
         kind: LockKind,
         /// The mutex owner or rwsem writer the lock names.
         owner: Option<Tid>,
+        /// The CPU the wait starts on (the wait hooks run in the waiter's context): where a
+        /// blocker of a critical waiter goes first when it wakes.
+        cpu: Cpu,
+    },
+    /// The platform's own view of who holds rwsem `lock` (`owner`, 0 for none, and `readers`,
+    /// oldest first), given right before a wait on it starts, by a platform that forwards the
+    /// lock's acquire and release events only while tracked waits are on it (the lock lanes
+    /// it publishes). Ignored while such waits exist: the engine's record is current.
+    LockSeen {
+        /// The lock.
+        lock: LockId,
+        /// The writer the owner word names, or 0.
+        owner: Tid,
+        /// The readers the platform recorded (none when there is a writer).
+        readers: &'a [Tid],
+    },
+    /// `waiter`, just boosted while asleep, has been waiting on `lock` since before it mattered,
+    /// so no wait start was reported: the platform found the wait in its own record and hands
+    /// it over, so that the chain goes on through it (the engine's view wins where the record is stale).
+    AsleepWait {
+        /// The boosted task, asleep in the wait.
+        waiter: Tid,
+        /// The lock.
+        lock: LockId,
+        /// The wait's kind.
+        kind: LockKind,
+        /// The owner the lock named when the wait began, or 0.
+        owner: Tid,
+        /// For an rwsem without an owner, the readers the platform records.
+        readers: &'a [Tid],
     },
     /// `waiter` stopped waiting for `lock`.
     WaitFinish {
@@ -78,6 +109,8 @@ pub enum Event {
         owner: Tid,
         /// Whether the platform accepted the name.
         valid: bool,
+        /// The CPU the wait starts on, as for [`Event::WaitStart`].
+        cpu: Cpu,
     },
     /// `tid` left its runqueue to sleep. Reported only for tasks in [`Engine::woken_lanes`]: a
     /// woken critical waiter that sleeps again lost its retry, and its lock's holders block it.
@@ -89,6 +122,9 @@ pub enum Event {
     TaskExit {
         /// The task.
         tid: Tid,
+        /// The platform's handle for it (0: none), forgotten wherever the engine recorded it:
+        /// what it names is about to be freed.
+        handle: u64,
     },
     /// `tid` joined CPU `cpu`'s runqueue.
     Enqueue {
@@ -96,6 +132,9 @@ pub enum Event {
         cpu: Cpu,
         /// The task.
         tid: Tid,
+        /// The platform's handle for it (0: none), recorded while it is boosted so that a pick
+        /// can name it back ([`Answer::Run`]); the engine never interprets it.
+        handle: u64,
     },
     /// `tid` left CPU `cpu`'s runqueue.
     Dequeue {
@@ -139,17 +178,52 @@ pub enum Event {
         /// The running task.
         curr: Tid,
     },
+    /// The kernel updates running task `tid`'s misfit status on CPU `cpu`. Answered
+    /// `Misfit` for a boosted task off the fast CPUs (`fasttrack/misfit.rs`), so an idle CPU
+    /// of higher capacity pulls it.
+    UpdateMisfit {
+        /// The task.
+        tid: Tid,
+        /// Its CPU.
+        cpu: Cpu,
+    },
+    /// Load balancing would move `tid` from CPU `src` to CPU `dst`, taking it off `src` if
+    /// `running` (an active balance). Answered `Veto` to keep it.
+    CanMigrate {
+        /// The task.
+        tid: Tid,
+        /// Where it is.
+        src: Cpu,
+        /// Where it would go.
+        dst: Cpu,
+        /// Whether it runs on `src`.
+        running: bool,
+    },
+    /// The kernel computes task `tid`'s effective uclamp.min. Answered `UclampMin` while
+    /// SuperPass raises it.
+    UclampEff {
+        /// The task.
+        tid: Tid,
+    },
 }
 
-impl Event {
-    /// The wait-start hooks' event: `kind` is the [`LockKind`] encoding and `owner` the owner's
-    /// TID read from the lock (`<= 0`: none). `None` for a kind no hook reports.
-    pub fn from_hook_wait_start(waiter: Tid, lock: LockId, kind: u32, owner: Tid) -> Option<Self> {
+impl Event<'_> {
+    /// The wait-start hooks' event: `kind` is the [`LockKind`] encoding, `owner` the owner's
+    /// TID read from the lock (`<= 0`: none) and `cpu` the CPU the hook runs on. `None` for a
+    /// kind no hook reports.
+    pub fn from_hook_wait_start(
+        waiter: Tid,
+        lock: LockId,
+        kind: u32,
+        owner: Tid,
+        cpu: Cpu,
+    ) -> Option<Self> {
         Some(Self::WaitStart {
             waiter,
             lock,
             kind: LockKind::from_u32(kind)?,
             owner: (owner > 0).then_some(owner),
+            cpu,
         })
     }
 
@@ -201,9 +275,20 @@ pub enum Answer {
     /// Reschedule the CPU (enqueue, tick), or preempt the running task (wakeup).
     Resched,
     /// Run this task instead of the stock choice (pick).
-    Run(Tid),
+    Run {
+        /// The task.
+        tid: Tid,
+        /// The handle the platform gave for it ([`Event::Enqueue`]), or 0.
+        handle: u64,
+    },
     /// Place the waking task on this CPU (select).
     Place(Cpu),
+    /// The task does not fit its CPU (misfit update).
+    Misfit,
+    /// Leave the task where it is (migration).
+    Veto,
+    /// Raise the task's uclamp.min to this (uclamp).
+    UclampMin(u32),
 }
 
 impl Answer {
@@ -235,14 +320,33 @@ impl Answer {
 impl<O: Observer> Engine<O> {
     /// Applies one observed event and returns the decision: the whole protocol in one call.
     #[inline]
-    pub fn handle(&mut self, now: Nanos, ev: Event) -> Answer {
+    pub fn handle(&mut self, now: Nanos, ev: Event<'_>) -> Answer {
         match ev {
             Event::WaitStart {
                 waiter,
                 lock,
                 kind,
                 owner,
-            } => Answer::boosted(self.wait_start(now, waiter, lock, kind, owner)),
+                cpu,
+            } => {
+                self.wait_cpu(waiter, cpu);
+                Answer::boosted(self.wait_start(now, waiter, lock, kind, owner))
+            }
+            Event::LockSeen {
+                lock,
+                owner,
+                readers,
+            } => {
+                self.lock_seen(now, lock, owner, readers);
+                Answer::None
+            }
+            Event::AsleepWait {
+                waiter,
+                lock,
+                kind,
+                owner,
+                readers,
+            } => self.asleep_wait(now, waiter, lock, kind, owner, readers),
             Event::WaitFinish { waiter, lock } => {
                 self.wait_finish(now, waiter, lock);
                 Answer::None
@@ -267,20 +371,33 @@ impl<O: Observer> Engine<O> {
                 waiter,
                 owner,
                 valid,
-            } => Answer::boosted(self.futex_wait(now, waiter, owner, valid)),
+                cpu,
+            } => {
+                self.wait_cpu(waiter, cpu);
+                Answer::boosted(self.futex_wait(now, waiter, owner, valid))
+            }
             Event::WaiterSlept { tid } => Answer::boosted(self.waiter_slept(now, tid)),
-            Event::TaskExit { tid } => {
+            Event::TaskExit { tid, handle } => {
                 self.task_exit(now, tid);
+                if handle != 0 {
+                    self.forget_handle(handle);
+                }
                 Answer::None
             }
-            Event::Enqueue { cpu, tid } => Answer::flag(self.enqueue(now, cpu, tid)),
+            Event::Enqueue { cpu, tid, handle } => {
+                Answer::flag(self.enqueue_task(now, cpu, tid, handle))
+            }
             Event::Dequeue { cpu, tid } => {
                 self.dequeue(now, cpu, tid);
                 Answer::None
             }
-            Event::Pick { cpu, fair_next } => self
-                .pick(now, cpu, fair_next)
-                .map_or(Answer::None, Answer::Run),
+            Event::Pick { cpu, fair_next } => match self.pick(now, cpu, fair_next) {
+                Some(tid) => Answer::Run {
+                    tid,
+                    handle: self.handle_of(tid).unwrap_or(0),
+                },
+                None => Answer::None,
+            },
             Event::Wakeup { cpu, curr, waking } => {
                 Answer::flag(self.should_preempt(now, cpu, curr, waking))
             }
@@ -301,6 +418,28 @@ impl<O: Observer> Engine<O> {
                 } else {
                     Answer::None
                 }
+            }
+            Event::UpdateMisfit { tid, cpu } => {
+                if self.misfit(tid, cpu) {
+                    Answer::Misfit
+                } else {
+                    Answer::None
+                }
+            }
+            Event::CanMigrate {
+                tid,
+                src,
+                dst,
+                running,
+            } => {
+                if self.may_migrate(tid, src, dst, running) {
+                    Answer::None
+                } else {
+                    Answer::Veto
+                }
+            }
+            Event::UclampEff { tid } => {
+                self.uclamp_min(tid).map_or(Answer::None, Answer::UclampMin)
             }
         }
     }

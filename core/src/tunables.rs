@@ -32,7 +32,7 @@ pub const LOCK_LANE_SHIFT: u32 = 6;
 /// of the lock) of `READER_TABLE_WAYS` entries, each a (lock hash, TID) pair. A reader takes a
 /// free entry of its lock's set as it enters and clears it as it leaves, without the engine
 /// lock; when a critical thread starts waiting on the rwsem, the set's entries for that lock
-/// are the readers the engine learns ([`Engine::lock_seen`](super::Engine::lock_seen)). A
+/// are the readers the engine learns ([`Event::LockSeen`](super::Event::LockSeen)). A
 /// reader that finds its set full is not recorded.
 pub const READER_TABLE_SETS: usize = 128;
 /// Entries per set of the module's reader record (see [`READER_TABLE_SETS`]): the most readers

@@ -59,9 +59,71 @@ fn engine8() -> Engine<Log> {
 fn waiting_on(capacities: &[u32], cpu: u32) -> Engine<Log> {
     let mut e = engine8();
     e.set_cpu_capacities(capacities);
-    e.wait_cpu(100, cpu);
-    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, cpu));
     e
+}
+
+/// `waiter`'s wait on `lock` for `owner` starts on CPU `cpu`, as the wait hooks report it.
+fn wait_on(waiter: Tid, lock: u64, kind: LockKind, owner: Tid, cpu: u32) -> Event<'static> {
+    Event::WaitStart {
+        waiter,
+        lock,
+        kind,
+        owner: Some(owner),
+        cpu,
+    }
+}
+
+/// The platform's view of `lock`'s holders right before a wait on it, as the rwsem wait
+/// probe reports it.
+fn lock_seen(e: &mut Engine<Log>, now: Nanos, lock: u64, owner: Tid, readers: &[Tid]) {
+    let ev = Event::LockSeen {
+        lock,
+        owner,
+        readers,
+    };
+    assert_eq!(e.handle(now, ev), Answer::None);
+}
+
+/// A just-boosted `waiter`'s wait from the platform's record of waits in progress.
+fn asleep_wait(
+    e: &mut Engine<Log>,
+    now: Nanos,
+    waiter: Tid,
+    lock: u64,
+    kind: LockKind,
+    owner: Tid,
+    readers: &[Tid],
+) -> Answer {
+    let ev = Event::AsleepWait {
+        waiter,
+        lock,
+        kind,
+        owner,
+        readers,
+    };
+    e.handle(now, ev)
+}
+
+fn misfit(e: &mut Engine<Log>, tid: Tid, cpu: u32) -> bool {
+    e.handle(0, Event::UpdateMisfit { tid, cpu }) == Answer::Misfit
+}
+
+fn may_migrate(e: &mut Engine<Log>, tid: Tid, src: u32, dst: u32, running: bool) -> bool {
+    let ev = Event::CanMigrate {
+        tid,
+        src,
+        dst,
+        running,
+    };
+    e.handle(0, ev) != Answer::Veto
+}
+
+fn uclamp_min(e: &mut Engine<Log>, tid: Tid) -> Option<u32> {
+    match e.handle(0, Event::UclampEff { tid }) {
+        Answer::UclampMin(v) => Some(v),
+        _ => None,
+    }
 }
 
 fn ok(e: &Engine<Log>) {
@@ -288,7 +350,7 @@ fn lock_seen_replaces_a_stale_record_of_holders() {
     let mut e = engine();
     // Reader 200 entered while its events reached the engine, then left unseen.
     e.reader_acquired(0, L1, 200);
-    e.lock_seen(MS, L1, 0, &[300, 301, 300]);
+    lock_seen(&mut e, MS, L1, 0, &[300, 301, 300]);
     let b = e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
     assert_eq!(
         b.as_slice(),
@@ -297,7 +359,7 @@ fn lock_seen_replaces_a_stale_record_of_holders() {
     );
     assert!(!e.is_boosted(200));
     // While the wait is tracked, the engine's record is live: a late view changes nothing.
-    e.lock_seen(2 * MS, L1, 0, &[400]);
+    lock_seen(&mut e, 2 * MS, L1, 0, &[400]);
     assert!(e.detector().holds(L1, 300) && !e.detector().holds(L1, 400));
     // A reader already recorded is not recorded twice.
     e.reader_acquired(2 * MS, L1, 301);
@@ -312,7 +374,7 @@ fn lock_seen_names_the_writer_over_a_stale_one() {
     e.reader_acquired(0, L1, 201);
     e.owner_acquired(0, L1, 200);
     assert!(e.detector().holds(L1, 200), "the table follows the lock");
-    e.lock_seen(MS, L1, 0, &[]);
+    lock_seen(&mut e, MS, L1, 0, &[]);
     let b = e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
     assert!(
         b.as_slice().is_empty(),
@@ -855,7 +917,7 @@ fn handle_dispatches_every_lock_event_like_the_methods() {
     let mut b = engine();
     let script = [
         Event::OwnerAcquired { lock: L1, tid: 200 },
-        Event::from_hook_wait_start(100, L1, LockKind::Mutex as u32, 200).unwrap(),
+        Event::from_hook_wait_start(100, L1, LockKind::Mutex as u32, 200, 0).unwrap(),
         Event::from_hook_owner(L1, 200, false),
         Event::WaiterWoken {
             lock: L1,
@@ -867,7 +929,11 @@ fn handle_dispatches_every_lock_event_like_the_methods() {
             lock: L1,
         },
         Event::from_hook_owner(L1, 150, true),
-        Event::Enqueue { cpu: 1, tid: 150 },
+        Event::Enqueue {
+            cpu: 1,
+            tid: 150,
+            handle: 0,
+        },
         Event::Pick {
             cpu: 1,
             fair_next: 300,
@@ -896,7 +962,13 @@ fn handle_dispatches_every_lock_event_like_the_methods() {
     );
     assert_eq!(answers[6], Answer::Resched);
     assert!(b.enqueue(now(6), 1, 150));
-    assert_eq!(answers[7], Answer::Run(150));
+    assert_eq!(
+        answers[7],
+        Answer::Run {
+            tid: 150,
+            handle: 0
+        }
+    );
     assert_eq!(b.pick(now(7), 1, 300), Some(150));
     assert_eq!(a.observer().grants, b.observer().grants);
 }
@@ -909,6 +981,7 @@ fn an_owner_hinted_futex_wait_boosts_the_named_holder_until_the_wait_ends() {
         waiter: 100,
         owner: 200,
         valid: true,
+        cpu: 0,
     };
     assert_eq!(e.handle(MS, wait).newly_boosted(), &[200]);
     assert!(e.is_boosted(200));
@@ -932,7 +1005,14 @@ fn an_owner_hinted_futex_wait_boosts_the_named_holder_until_the_wait_ends() {
     ok(&e);
     // The woken waiter joins a runqueue: the wake is done, and a boosted waker would keep
     // the woken holder off its CPU.
-    e.handle(2 * MS, Event::Enqueue { cpu: 0, tid: 300 });
+    e.handle(
+        2 * MS,
+        Event::Enqueue {
+            cpu: 0,
+            tid: 300,
+            handle: 0,
+        },
+    );
     assert!(!e.is_boosted(200));
     assert_eq!(e.stats().get(Counter::RevokeReleased), 1);
     ok(&e);
@@ -953,6 +1033,7 @@ fn futex_hints_count_only_from_tracked_threads_and_only_when_valid() {
         waiter,
         owner,
         valid,
+        cpu: 0,
     };
     // Not critical, not boosted: ignored, not even counted.
     assert_eq!(
@@ -1054,7 +1135,7 @@ fn a_waking_blocker_goes_where_its_critical_thread_waits_then_to_the_biggest_idl
     // Little CPUs 0-3, mid 4-6, big 7.
     let mut e = waiting_on(&[160, 160, 160, 160, 500, 500, 500, 1024], 5);
     // Not critical: ignored.
-    e.wait_cpu(300, 2);
+    e.handle(MS, wait_on(300, L2, LockKind::Mutex, 400, 2));
     // (idle, allowed) -> the CPU chosen.
     for (idle, allowed, want, why) in [
         (0b1010_0001, 0xff, 5, "the waiter's CPU"),
@@ -1071,11 +1152,11 @@ fn a_waking_blocker_goes_where_its_critical_thread_waits_then_to_the_biggest_idl
 #[test]
 fn a_boosted_task_gets_the_uclamp_min_boost_for_its_grant_only() {
     let mut e = engine();
-    assert_eq!(e.uclamp_min(200), None, "not boosted");
+    assert_eq!(uclamp_min(&mut e, 200), None, "not boosted");
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-    assert_eq!(e.uclamp_min(200), Some(1024));
+    assert_eq!(uclamp_min(&mut e, 200), Some(1024));
     assert_eq!(
-        e.uclamp_min(100),
+        uclamp_min(&mut e, 100),
         None,
         "the critical thread itself is not boosted"
     );
@@ -1084,7 +1165,7 @@ fn a_boosted_task_gets_the_uclamp_min_boost_for_its_grant_only() {
     e.set_tunables(2 * MS, t).unwrap();
     e.wait_start(3 * MS, 100, L2, LockKind::Mutex, Some(300));
     assert!(e.is_boosted(300));
-    assert_eq!(e.uclamp_min(300), None, "0 turns it off");
+    assert_eq!(uclamp_min(&mut e, 300), None, "0 turns it off");
     assert_eq!(e.stats().get(Counter::UclampBoosts), 1);
     ok(&e);
 }
@@ -1093,26 +1174,34 @@ fn a_boosted_task_gets_the_uclamp_min_boost_for_its_grant_only() {
 fn a_misfit_blocker_is_kept_off_the_cpu_its_critical_thread_waits_on_while_it_waits() {
     // CPUs 0-5 little, 6-7 big (the fast CPUs).
     let mut e = waiting_on(&[256, 256, 256, 256, 256, 256, 1024, 1024], 6);
-    assert!(e.misfit(200, 0), "boosted on a little CPU");
-    assert!(!e.misfit(200, 7), "already on a fast CPU");
-    assert!(!e.misfit(300, 0), "not boosted");
-    assert!(!e.may_migrate(200, 0, 6, true), "onto the waiter's CPU");
-    assert!(e.may_migrate(200, 0, 7, true), "onto the other big CPU");
+    assert!(misfit(&mut e, 200, 0), "boosted on a little CPU");
+    assert!(!misfit(&mut e, 200, 7), "already on a fast CPU");
+    assert!(!misfit(&mut e, 300, 0), "not boosted");
+    assert!(
+        !may_migrate(&mut e, 200, 0, 6, true),
+        "onto the waiter's CPU"
+    );
+    assert!(
+        may_migrate(&mut e, 200, 0, 7, true),
+        "onto the other big CPU"
+    );
     assert_eq!(e.misfit_targets(200, 0, 0b1100_0010, true), 0b1000_0010);
     assert!(
-        e.may_migrate(200, 0, 6, false),
+        may_migrate(&mut e, 200, 0, 6, false),
         "queued, it cannot run where it is"
     );
     assert_eq!(e.misfit_targets(200, 0, 0b1100_0010, false), 0b1100_0010);
     e.wait_finish(2 * MS, 100, L1);
-    assert!(!e.misfit(200, 0), "the grant ended with the wait");
-    assert!(e.may_migrate(200, 0, 6, true));
+    assert!(!misfit(&mut e, 200, 0), "the grant ended with the wait");
+    assert!(may_migrate(&mut e, 200, 0, 6, true));
     // RenderThread waits on CPU 7: the UI thread's finished wait no longer reserves CPU 6.
     e.add_critical(3 * MS, 101, Role::Render).unwrap();
-    e.wait_cpu(101, 7);
-    e.wait_start(3 * MS, 101, L2, LockKind::Mutex, Some(200));
-    assert!(e.may_migrate(200, 0, 6, true), "a finished wait's CPU");
-    assert!(!e.may_migrate(200, 0, 7, true), "the live wait's CPU");
+    e.handle(3 * MS, wait_on(101, L2, LockKind::Mutex, 200, 7));
+    assert!(
+        may_migrate(&mut e, 200, 0, 6, true),
+        "a finished wait's CPU"
+    );
+    assert!(!may_migrate(&mut e, 200, 0, 7, true), "the live wait's CPU");
     e.wait_finish(4 * MS, 101, L2);
     assert_eq!(e.stats().get(Counter::MisfitMarks), 1);
     assert_eq!(e.stats().get(Counter::MigrateVetoes), 2);
@@ -1143,8 +1232,7 @@ fn wake_turn_runs_until_the_retry(e: &mut Engine<Log>) {
 #[test]
 fn a_woken_critical_waiter_runs_ahead_of_fair_tasks_until_its_retry_takes_the_lock() {
     let mut e = engine();
-    e.wait_cpu(100, 0);
-    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 0));
     e.owner_released(2 * MS, L1, 200);
     assert!(!e.is_boosted(200), "the releaser blocks nobody now");
     assert_eq!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice(), &[100]);
@@ -1157,9 +1245,8 @@ fn a_woken_critical_waiter_runs_ahead_of_fair_tasks_until_its_retry_takes_the_lo
 #[test]
 fn a_critical_reader_that_a_release_grants_the_lock_gets_a_wake_turn() {
     let mut e = engine();
-    e.wait_cpu(100, 0);
     // 100 waits to read L1, which writer 200 holds.
-    e.wait_start(MS, 100, L1, LockKind::RwsemRead, Some(200));
+    e.handle(MS, wait_on(100, L1, LockKind::RwsemRead, 200, 0));
     assert!(e.is_boosted(200));
     // The writer's release grants the lock to the queued readers, 100 among them
     // (rwsem_mark_wake; record_rwsem_reader_owned names each). 100 holds it from now, but
@@ -1183,8 +1270,7 @@ fn a_wake_turn_goes_to_an_idle_cpu_and_ahead_of_boosted_blockers() {
     e.add_critical(0, 101, Role::Render).unwrap();
     e.wait_start(MS, 101, L2, LockKind::Mutex, Some(201));
     assert!(e.enqueue(MS, 1, 201));
-    e.wait_cpu(100, 0);
-    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 0));
     e.owner_released(2 * MS, L1, 200);
     e.waiter_woken(2 * MS, L1, 100, 200);
     // Its own CPU is busy and CPU 1 idle: CPU 1.
@@ -1308,6 +1394,7 @@ fn futex_wake_in_flight(tune: impl FnOnce(&mut Tunables)) -> Engine<Log> {
         waiter: 100,
         owner: 200,
         valid: true,
+        cpu: 0,
     };
     assert_eq!(e.handle(MS, wait).newly_boosted(), &[200]);
     e.handle(2 * MS, Event::from_hook_futex_woken(100, 100, 200));
@@ -1324,10 +1411,24 @@ fn a_releaser_keeps_its_grant_until_the_waiter_it_wakes_is_runnable() {
     assert!(e.is_boosted(200), "its wake is in flight");
     assert!(e.is_boosted(100), "the woken waiter has its wake turn");
     // Preempted by a fair task, the releaser still runs ahead of it.
-    e.handle(2 * MS, Event::Enqueue { cpu: 0, tid: 200 });
+    e.handle(
+        2 * MS,
+        Event::Enqueue {
+            cpu: 0,
+            tid: 200,
+            handle: 0,
+        },
+    );
     assert_eq!(e.pick(2 * MS, 0, 300), Some(200));
     // The release makes the waiter runnable: the releaser's grant ends.
-    e.handle(2 * MS + 10_000, Event::Enqueue { cpu: 1, tid: 100 });
+    e.handle(
+        2 * MS + 10_000,
+        Event::Enqueue {
+            cpu: 1,
+            tid: 100,
+            handle: 0,
+        },
+    );
     assert!(!e.is_boosted(200));
     assert!(e.is_boosted(100));
     assert_eq!(e.stats().get(Counter::RevokeReleased), 1);
@@ -1360,7 +1461,13 @@ fn a_wake_in_flight_ends_with_the_woken_waiter_s_wait_or_exit() {
     assert!(!e.is_boosted(200));
     ok(&e);
     let mut e = futex_wake_in_flight(|_| {});
-    e.handle(3 * MS, Event::TaskExit { tid: 100 });
+    e.handle(
+        3 * MS,
+        Event::TaskExit {
+            tid: 100,
+            handle: 0,
+        },
+    );
     assert!(!e.is_boosted(200));
     ok(&e);
 }
@@ -1398,14 +1505,14 @@ fn a_blocker_asleep_on_another_lock_when_boosted_has_that_wait_followed() {
     let mut e = engine();
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
     assert!(e.is_boosted(200) && !e.is_boosted(300));
-    let a = e.asleep_wait(MS, 200, L2, LockKind::RwsemWrite, 300, &[]);
+    let a = asleep_wait(&mut e, MS, 200, L2, LockKind::RwsemWrite, 300, &[]);
     assert_eq!(a.newly_boosted(), &[300]);
     assert_eq!(e.stats().get(Counter::ChainWaits), 1);
     ok(&e);
     // Through an rwsem held by readers, the recorded readers are the blockers.
     let mut e = engine();
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-    let a = e.asleep_wait(MS, 200, L2, LockKind::RwsemWrite, 0, &[301, 302]);
+    let a = asleep_wait(&mut e, MS, 200, L2, LockKind::RwsemWrite, 0, &[301, 302]);
     assert_eq!(a.newly_boosted(), &[301, 302]);
     ok(&e);
 }
@@ -1414,7 +1521,7 @@ fn a_blocker_asleep_on_another_lock_when_boosted_has_that_wait_followed() {
 fn an_asleep_wait_is_not_followed_for_a_task_that_is_not_boosted() {
     let mut e = engine();
     assert_eq!(
-        e.asleep_wait(MS, 200, L2, LockKind::Mutex, 300, &[]),
+        asleep_wait(&mut e, MS, 200, L2, LockKind::Mutex, 300, &[]),
         Answer::None
     );
     assert!(!e.is_boosted(300));
@@ -1427,11 +1534,11 @@ fn a_recorded_wait_that_a_release_already_ended_is_ignored() {
     // 200's old wait on L1 behind writer 300, from before a release granted 200 the lock:
     // 200 holds L1 now, and 300, who let go of it, must not be boosted.
     let mut e = engine();
-    e.lock_seen(MS, L1, 0, &[200, 201]);
+    lock_seen(&mut e, MS, L1, 0, &[200, 201]);
     e.wait_start(MS, 100, L1, LockKind::RwsemWrite, None);
     assert!(e.is_boosted(200) && e.is_boosted(201));
     assert_eq!(
-        e.asleep_wait(MS, 200, L1, LockKind::RwsemRead, 300, &[]),
+        asleep_wait(&mut e, MS, 200, L1, LockKind::RwsemRead, 300, &[]),
         Answer::None
     );
     assert!(!e.is_boosted(300));
@@ -1450,10 +1557,10 @@ fn on_a_tracked_lock_the_engine_s_holders_win_over_the_recorded_owner() {
     let mut e = engine();
     e.add_critical(0, 101, Role::Render).unwrap();
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-    e.lock_seen(MS, L2, 0, &[201]);
+    lock_seen(&mut e, MS, L2, 0, &[201]);
     e.wait_start(MS, 101, L2, LockKind::RwsemWrite, None);
     assert!(e.is_boosted(201));
-    e.asleep_wait(2 * MS, 200, L2, LockKind::RwsemWrite, 300, &[]);
+    asleep_wait(&mut e, 2 * MS, 200, L2, LockKind::RwsemWrite, 300, &[]);
     assert!(!e.is_boosted(300), "the stale recorded owner");
     assert_eq!(e.stats().get(Counter::ChainWaits), 1);
     ok(&e);
@@ -1476,7 +1583,7 @@ fn a_recorded_wait_never_replaces_one_the_engine_tracks() {
     );
     assert_eq!(a.newly_boosted(), &[100], "its wake turn");
     assert_eq!(
-        e.asleep_wait(2 * MS, 100, L1, LockKind::Mutex, 200, &[]),
+        asleep_wait(&mut e, 2 * MS, 100, L1, LockKind::Mutex, 200, &[]),
         Answer::None
     );
     assert!(e.detector().wait_of(100).is_some_and(|w| w.woken));
@@ -1492,7 +1599,7 @@ fn a_stale_holder_record_of_an_untracked_lock_does_not_hide_a_recorded_wait() {
     e.wait_finish(2 * MS, 100, L2);
     // Later 200 sleeps on L2 behind writer 300, then blocks the critical thread on L1.
     e.wait_start(3 * MS, 100, L1, LockKind::Mutex, Some(200));
-    let a = e.asleep_wait(3 * MS, 200, L2, LockKind::RwsemWrite, 300, &[]);
+    let a = asleep_wait(&mut e, 3 * MS, 200, L2, LockKind::RwsemWrite, 300, &[]);
     assert_eq!(a.newly_boosted(), &[300]);
     ok(&e);
 }
@@ -1523,5 +1630,49 @@ fn a_tick_does_not_take_the_cpu_from_a_critical_thread_for_a_queued_blocker() {
     e.enqueue(2 * MS, 0, 200);
     assert!(!e.tick(3 * MS, 0, 101), "critical thread 101 runs on CPU 0");
     assert_eq!(e.stats().get(Counter::StrandedPicks), 0);
+    ok(&e);
+}
+
+#[test]
+fn a_pick_names_the_handle_its_enqueue_gave_until_the_task_exits() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    let enqueue = |tid, handle| Event::Enqueue {
+        cpu: 0,
+        tid,
+        handle,
+    };
+    // Not boosted: nothing recorded.
+    e.handle(MS, enqueue(300, 0xbeef));
+    assert_eq!(
+        e.handle(MS, enqueue(200, 0xcafe)),
+        Answer::Resched,
+        "a boosted task joins CPU 0"
+    );
+    let pick = Event::Pick {
+        cpu: 0,
+        fair_next: 300,
+    };
+    assert_eq!(
+        e.handle(MS, pick),
+        Answer::Run {
+            tid: 200,
+            handle: 0xcafe
+        }
+    );
+    // The task is being freed: its handle is forgotten although it stays boosted.
+    let exit = Event::TaskExit {
+        tid: 999,
+        handle: 0xcafe,
+    };
+    e.handle(2 * MS, exit);
+    assert!(e.is_boosted(200));
+    assert_eq!(
+        e.handle(2 * MS, pick),
+        Answer::Run {
+            tid: 200,
+            handle: 0
+        }
+    );
     ok(&e);
 }

@@ -10,14 +10,15 @@ use superpass_sim::sim::{RunOpts, Sim};
 use superpass_sim::Scenario;
 
 /// The raw arguments the C probes pass for a lock event, decoded as the module decodes them.
-fn through_module_entry(ev: Event) -> Event {
+fn through_module_entry(ev: Event<'static>) -> Event<'static> {
     match ev {
         Event::WaitStart {
             waiter,
             lock,
             kind,
             owner,
-        } => Event::from_hook_wait_start(waiter, lock, kind as u32, owner.unwrap_or(0))
+            cpu,
+        } => Event::from_hook_wait_start(waiter, lock, kind as u32, owner.unwrap_or(0), cpu)
             .expect("a kind the hooks report"),
         Event::OwnerAcquired { lock, tid } => Event::from_hook_owner(lock, tid, true),
         Event::OwnerReleased { lock, tid } => Event::from_hook_owner(lock, tid, false),
@@ -65,11 +66,12 @@ fn replay(scenario: &str, seed: u64, seen: &mut Seen) {
                 owner,
                 readers,
             } => {
-                e.lock_seen(*now, *lock, *owner, readers);
-                continue;
-            }
-            Step::WaitCpu { waiter, cpu } => {
-                e.wait_cpu(*waiter, *cpu);
+                let ev = Event::LockSeen {
+                    lock: *lock,
+                    owner: *owner,
+                    readers,
+                };
+                assert_eq!(e.handle(*now, ev), Answer::None);
                 continue;
             }
             Step::AsleepWait {
@@ -80,7 +82,14 @@ fn replay(scenario: &str, seed: u64, seen: &mut Seen) {
                 readers,
                 answer,
             } => {
-                let got = e.asleep_wait(*now, *waiter, *lock, *kind, *owner, readers);
+                let ev = Event::AsleepWait {
+                    waiter: *waiter,
+                    lock: *lock,
+                    kind: *kind,
+                    owner: *owner,
+                    readers,
+                };
+                let got = e.handle(*now, ev);
                 assert_eq!(got, *answer, "{scenario} seed {seed}: step {i} at {now} ns");
                 continue;
             }

@@ -595,7 +595,7 @@ impl<O: Observer> Engine<O> {
     /// first), given right before a wait on it starts, by a platform that forwards the lock's
     /// acquire and release events only while tracked waits are on it (those whose bit is set in
     /// [`Engine::lock_lanes`]). Ignored while such waits exist: the engine's record is current.
-    pub fn lock_seen(&mut self, now: Nanos, lock: LockId, owner: Tid, readers: &[Tid]) {
+    pub(crate) fn lock_seen(&mut self, now: Nanos, lock: LockId, owner: Tid, readers: &[Tid]) {
         if self.enabled {
             self.detector
                 .lock_seen(now, lock, owner, readers, &mut self.stats);
@@ -612,7 +612,7 @@ impl<O: Observer> Engine<O> {
     /// keeps that record; and on a lock tracked waits are on, the engine follows the holders
     /// itself: a waiter it records as a holder (an rwsem release granted it the lock, a mutex
     /// was handed to it) is no longer waiting, and the recorded owner and readers are not used.
-    pub fn asleep_wait(
+    pub(crate) fn asleep_wait(
         &mut self,
         now: Nanos,
         waiter: Tid,
@@ -640,7 +640,8 @@ impl<O: Observer> Engine<O> {
 
     /// A 64-bit summary of the locks tracked waits are on: bit [`lock_lane`]`(lock)` clear
     /// proves no tracked wait is on `lock`, so its acquire and release events cannot change a
-    /// decision (given [`Engine::lock_seen`] before each new wait). O(live waits).
+    /// decision (given [`Event::LockSeen`](super::super::Event::LockSeen) before each new
+    /// wait). O(live waits).
     pub fn lock_lanes(&self) -> u64 {
         self.detector
             .waits()

@@ -6,9 +6,18 @@ impl<O: Observer> Engine<O> {
     /// `tid` joined CPU `cpu`'s runqueue; returns true if that CPU should reschedule now.
     #[inline]
     pub fn enqueue(&mut self, now: Nanos, cpu: Cpu, tid: Tid) -> bool {
+        self.enqueue_task(now, cpu, tid, 0)
+    }
+
+    /// [`Engine::enqueue`], recording the platform's `handle` for a boosted `tid` (0: none).
+    #[inline]
+    pub(crate) fn enqueue_task(&mut self, now: Nanos, cpu: Cpu, tid: Tid, handle: u64) -> bool {
         // The filter turns away almost every task; `FastTrack::enqueue` looks up the rest.
         if !self.ft.may_be_boosted(tid) {
             return false;
+        }
+        if handle != 0 {
+            self.ft.set_handle(tid, handle);
         }
         self.enqueue_slow(now, cpu, tid)
     }
@@ -64,7 +73,7 @@ impl<O: Observer> Engine<O> {
     }
 
     /// Where waking task `tid` should run, if SuperPass has an opinion (an idle CPU): for a
-    /// boosted task, the CPU its critical thread's wait started on ([`Engine::wait_cpu`]), else
+    /// boosted task, the CPU its critical thread's wait started on (the wait events' `cpu`), else
     /// the idle CPUs of the highest capacity (`fasttrack/placement.rs`).
     #[inline]
     pub fn select_cpu(
@@ -84,18 +93,19 @@ impl<O: Observer> Engine<O> {
     }
 
     /// Notes that `waiter` starts a lock wait on CPU `cpu`, the CPU a boosted task that blocks
-    /// it goes to first when it wakes; a platform reports it before the wait's own event.
-    /// Nothing happens unless `waiter` is critical.
+    /// it goes to first when it wakes: each wait-start event carries it. Nothing happens unless
+    /// `waiter` is critical.
     #[inline]
-    pub fn wait_cpu(&mut self, waiter: Tid, cpu: Cpu) {
+    pub(crate) fn wait_cpu(&mut self, waiter: Tid, cpu: Cpu) {
         self.critical.set_cpu(waiter, cpu);
     }
 
     /// The uclamp.min task `tid` should have now, if SuperPass raises it: `boost_uclamp_min`
-    /// while it is boosted (none when that is 0). A platform with uclamp asks whenever the
-    /// kernel computes the task's effective clamp.
+    /// while it is boosted (none when that is 0); the answer to
+    /// [`Event::UclampEff`](super::super::Event::UclampEff), which a platform with uclamp sends
+    /// whenever the kernel computes the task's effective clamp.
     #[inline]
-    pub fn uclamp_min(&mut self, tid: Tid) -> Option<u32> {
+    pub(crate) fn uclamp_min(&mut self, tid: Tid) -> Option<u32> {
         let v = self.tun.boost_uclamp_min;
         if v == 0 || !self.enabled || !self.ft.is_boosted(tid) {
             return None;
@@ -108,7 +118,7 @@ impl<O: Observer> Engine<O> {
     /// one of the fast CPUs (`fasttrack/misfit.rs`); a platform asks where the kernel updates a
     /// running task's misfit status, so an idle CPU of higher capacity pulls it.
     #[inline]
-    pub fn misfit(&mut self, tid: Tid, cpu: Cpu) -> bool {
+    pub(crate) fn misfit(&mut self, tid: Tid, cpu: Cpu) -> bool {
         if !self.enabled || !self.ft.misfit(tid, cpu) {
             return false;
         }
@@ -121,7 +131,7 @@ impl<O: Observer> Engine<O> {
     /// misfit blocker onto a CPU a critical thread's lock wait started on
     /// (`fasttrack/misfit.rs`); a queued one, which cannot run where it is, may go anywhere.
     #[inline]
-    pub fn may_migrate(&mut self, tid: Tid, src: Cpu, dst: Cpu, running: bool) -> bool {
+    pub(crate) fn may_migrate(&mut self, tid: Tid, src: Cpu, dst: Cpu, running: bool) -> bool {
         if !self.enabled
             || !running
             || self
@@ -135,9 +145,10 @@ impl<O: Observer> Engine<O> {
     }
 
     /// Of `faster` (the idle CPUs of higher capacity than `cpu` that `tid` may run on), those
-    /// load balancing would move misfit task `tid` to: [`Engine::misfit`] and
-    /// [`Engine::may_migrate`] together, for a platform that balances in one step; `running`
-    /// as for [`Engine::may_migrate`].
+    /// load balancing would move misfit task `tid` to: the answers to
+    /// [`Event::UpdateMisfit`](super::super::Event::UpdateMisfit) and
+    /// [`Event::CanMigrate`](super::super::Event::CanMigrate) together, for a platform that
+    /// balances in one step; `running` as for the latter.
     #[inline]
     pub fn misfit_targets(&self, tid: Tid, cpu: Cpu, faster: u64, running: bool) -> u64 {
         if !self.enabled {
@@ -151,7 +162,7 @@ impl<O: Observer> Engine<O> {
         self.ft.misfit_targets(tid, cpu, faster, keep_off)
     }
 
-    /// The CPUs the critical threads' live lock waits started on ([`Engine::wait_cpu`]): one
+    /// The CPUs the critical threads' live lock waits started on (the wait events' `cpu`): one
     /// pass over the live waits, made only when a misfit blocker may move.
     pub(super) fn critical_wait_cpus(&self) -> u64 {
         (0..self.detector.wait_end())

@@ -12,7 +12,7 @@
 //! The module's lock-free reader record holds the readers that entered an rwsem while `READERS`
 //! was attached and have not left; it is cleared when the group is detached. At an rwsem wait
 //! start it tells the engine the lock's holders as that record and the owner word show them
-//! (`Engine::lock_seen`): the writer, or else the recorded readers.
+//! (`Event::LockSeen`): the writer, or else the recorded readers.
 
 use super::LockEvent;
 use crate::locks::{Lock, TaskIdx};

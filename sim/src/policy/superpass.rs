@@ -70,16 +70,9 @@ pub struct SuperPass {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
     /// An event, with the engine's answer.
-    Event(Event, Answer),
-    /// The CPU a thread's lock wait starts on ([`Engine::wait_cpu`]).
-    WaitCpu {
-        /// The waiting thread.
-        waiter: Tid,
-        /// Its CPU.
-        cpu: u32,
-    },
+    Event(Event<'static>, Answer),
     /// An rwsem's holders as the module sees them right before a wait on it
-    /// ([`Engine::lock_seen`]).
+    /// ([`Event::LockSeen`], which borrows them).
     LockSeen {
         /// The lock.
         lock: LockId,
@@ -89,7 +82,7 @@ pub enum Step {
         readers: Vec<Tid>,
     },
     /// A newly boosted task's wait from the module's record of waits in progress
-    /// ([`Engine::asleep_wait`]), with the engine's answer.
+    /// ([`Event::AsleepWait`], which borrows them), with the engine's answer.
     AsleepWait {
         /// The boosted task, asleep in the wait.
         waiter: Tid,
@@ -169,7 +162,7 @@ impl SuperPass {
     /// for task indices; `hinted` says whether its lock is an owner-hinted futex. Inline, so
     /// its match merges with the visibility filter's on the lock-event hook.
     #[inline]
-    pub fn core_event(w: &World, ev: LockEvent, hinted: bool) -> Event {
+    pub fn core_event(w: &World, ev: LockEvent, hinted: bool) -> Event<'static> {
         let tid = |t| Self::tid(w, t);
         match ev {
             // An owner-hinted futex, as the module's futex probes report it: the hint at
@@ -179,6 +172,7 @@ impl SuperPass {
                 waiter: tid(waiter),
                 owner: owner.map_or(0, tid),
                 valid: owner.is_some(),
+                cpu: w.task(waiter).cpu,
             },
             LockEvent::WaitFinish { waiter, .. } if hinted => {
                 Event::from_hook_futex_wait_end(tid(waiter))
@@ -202,6 +196,7 @@ impl SuperPass {
                 lock: lock_id(lock),
                 kind,
                 owner: owner.map(tid),
+                cpu: w.task(waiter).cpu,
             },
             LockEvent::WaitFinish { waiter, lock, .. } => Event::WaitFinish {
                 waiter: tid(waiter),
@@ -233,7 +228,7 @@ impl SuperPass {
 
     /// Hands `ev` to the engine, as the module's hooks do, and records it when asked to.
     #[inline(always)]
-    fn handle(&mut self, now: Nanos, ev: Event) -> Answer {
+    fn handle(&mut self, now: Nanos, ev: Event<'static>) -> Answer {
         let a = self.engine.handle(now, ev);
         if let Some(log) = &self.log {
             log.lock()
@@ -241,17 +236,6 @@ impl SuperPass {
                 .push((now, Step::Event(ev, a)));
         }
         a
-    }
-
-    /// Tells the engine the CPU `waiter`'s wait starts on, as the module's wait probes do.
-    fn wait_cpu(&mut self, w: &World, waiter: TaskIdx) {
-        let (tid, cpu) = (Self::tid(w, waiter), w.task(waiter).cpu);
-        self.engine.wait_cpu(tid, cpu);
-        if let Some(log) = &self.log {
-            log.lock()
-                .expect("event log")
-                .push((w.now, Step::WaitCpu { waiter: tid, cpu }));
-        }
     }
 
     /// Tells the engine an rwsem's holders as the module sees them before a wait on it: the
@@ -269,7 +253,12 @@ impl SuperPass {
                 .map(|t| Self::tid(w, t))
                 .collect()
         };
-        self.engine.lock_seen(w.now, lock_id(lock), owner, &readers);
+        let ev = Event::LockSeen {
+            lock: lock_id(lock),
+            owner,
+            readers: &readers,
+        };
+        self.engine.handle(w.now, ev);
         if let Some(log) = &self.log {
             let lock = lock_id(lock);
             log.lock().expect("event log").push((
@@ -313,7 +302,11 @@ impl SuperPass {
             let bt = w.task(bi);
             if bt.on_rq {
                 let cpu = bt.cpu;
-                let ev = Event::Enqueue { cpu, tid: b };
+                let ev = Event::Enqueue {
+                    cpu,
+                    tid: b,
+                    handle: 0,
+                };
                 if self.handle(w.now, ev) == Answer::Resched {
                     out.push(Action::Resched(cpu));
                 }
@@ -350,9 +343,14 @@ impl SuperPass {
         } else {
             Vec::new()
         };
-        let a = self
-            .engine
-            .asleep_wait(w.now, tid, lock_id(l), kind, owner, &readers);
+        let ev = Event::AsleepWait {
+            waiter: tid,
+            lock: lock_id(l),
+            kind,
+            owner,
+            readers: &readers,
+        };
+        let a = self.engine.handle(w.now, ev);
         if let Some(log) = &self.log {
             log.lock().expect("event log").push((
                 w.now,
@@ -504,15 +502,12 @@ impl Policy for SuperPass {
         self.hook(cpu, out);
         if let LockEvent::WaitStart {
             waiter,
-            kind,
+            kind: LockKind::RwsemRead | LockKind::RwsemWrite,
             owner,
             ..
         } = ev
         {
-            self.wait_cpu(w, waiter);
-            if matches!(kind, LockKind::RwsemRead | LockKind::RwsemWrite) {
-                self.lock_seen(w, waiter, lock, owner);
-            }
+            self.lock_seen(w, waiter, lock, owner);
         }
         // An owner-hinted futex's events get here on a hinting device only (`visible`).
         let a = self.handle(w.now, Self::core_event(w, ev, vis == Visibility::Hinted));
@@ -525,7 +520,12 @@ impl Policy for SuperPass {
     fn enqueue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {
         self.sched_hook();
         let tid = Self::tid(w, t);
-        if self.handle(w.now, Event::Enqueue { cpu, tid }) == Answer::Resched {
+        let ev = Event::Enqueue {
+            cpu,
+            tid,
+            handle: 0,
+        };
+        if self.handle(w.now, ev) == Answer::Resched {
             out.push(Action::Resched(cpu));
         }
         self.drain(w, out);
@@ -559,7 +559,7 @@ impl Policy for SuperPass {
         self.sched_hook();
         let fair_next = Self::opt_tid(w, next);
         let r = match self.handle(w.now, Event::Pick { cpu, fair_next }) {
-            Answer::Run(tid) => self.idx.get(&tid).copied(),
+            Answer::Run { tid, .. } => self.idx.get(&tid).copied(),
             _ => None,
         };
         self.drain(w, out);
