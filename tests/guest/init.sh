@@ -24,7 +24,11 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 
 # Results go to ttyS1, so kernel messages on ttyS0 never interleave with them.
-[ -c /dev/ttyS1 ] && exec > /dev/ttyS1 2>&1
+# arm64's virt machine has one UART (ttyAMA0, the kernel console): results go
+# to its virtio console, hvc0.
+if [ -c /dev/ttyS1 ]; then exec > /dev/ttyS1 2>&1
+elif [ -c /dev/hvc0 ]; then exec > /dev/hvc0 2>&1
+fi
 
 # Milliseconds since boot (10 ms resolution).
 ms() {

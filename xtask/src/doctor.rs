@@ -1,8 +1,8 @@
 //! `cargo xtask doctor`: what this machine still lacks for the two README commands, without
 //! installing anything.
 
-use crate::kernel::{self, Variant};
-use crate::packages::{Host, APT_PACKAGES};
+use crate::kernel::{self, Arch, Variant};
+use crate::packages::{Host, APT_PACKAGES, ARM64_APT_PACKAGES};
 use crate::util::wants_help;
 use std::path::Path;
 use std::process::Command;
@@ -17,8 +17,11 @@ machine, and installs nothing:
     rsbinder-tools, cargo-fuzz);
   - whether the test kernel for the current sources is cached (else the next
     run builds it: ~20 min on 2 cores);
-  - optional extras: valgrind (cargo xtask insns) and Perfetto's Python
-    schema (the trace tests that decode our .pftrace against it).
+  - optional extras: valgrind (cargo xtask insns), Perfetto's Python
+    schema (the trace tests that decode our .pftrace against it), and what
+    the arm64 kernel (--arch arm64 of kernel, module and vm-test) adds: its
+    Debian packages (QEMU for aarch64, the aarch64 cross gcc and glibc) and
+    whether it is cached.
 
 Exits 0 when nothing required is missing, 1 otherwise. To install the Debian
 packages yourself, run the apt-get line it prints (as root).
@@ -89,16 +92,13 @@ fn report(host: &Host) -> Vec<Finding> {
         &tools.join("bin/cargo-fuzz"),
         "cargo xtask ci",
     ));
-    out.push(match kernel::cached(Variant::Default) {
-        Ok(Some(dir)) => finding("test kernel", true, true, dir.display().to_string()),
-        Ok(None) => finding(
-            "test kernel",
-            false,
-            true,
-            "not cached for these sources: the next run builds it (~20 min on 2 cores)",
-        ),
-        Err(e) => finding("test kernel", false, true, format!("cannot tell yet: {e}")),
-    });
+    out.push(kernel_finding(
+        Arch::X86_64,
+        "test kernel",
+        true,
+        "not cached for these sources: the next run builds it (~20 min on 2 cores)",
+    ));
+    out.extend(arm64(host));
     let has = |cmd: &mut Command| cmd.output().is_ok_and(|o| o.status.success());
     out.push(finding(
         "valgrind",
@@ -118,6 +118,47 @@ fn report(host: &Host) -> Vec<Finding> {
     out
 }
 
+/// The arm64 extras: optional, since the README commands build and boot x86_64 only.
+fn arm64(host: &Host) -> Vec<Finding> {
+    let mut out: Vec<Finding> = host
+        .missing(ARM64_APT_PACKAGES)
+        .into_iter()
+        .map(|(p, st)| {
+            finding(
+                format!("package {p}"),
+                false,
+                false,
+                format!("for --arch arm64; dpkg: {st}"),
+            )
+        })
+        .collect();
+    if out.is_empty() {
+        out.push(finding(
+            format!("{} arm64 Debian packages", ARM64_APT_PACKAGES.len()),
+            true,
+            false,
+            format!("installed ({})", ARM64_APT_PACKAGES.join(" ")),
+        ));
+    }
+    out.push(kernel_finding(
+        Arch::Arm64,
+        "arm64 test kernel",
+        false,
+        "not cached: cargo xtask kernel --arch arm64 builds it",
+    ));
+    out
+}
+
+/// Whether `arch`'s default test kernel is cached for the current sources; `missing` says
+/// what happens when it is not.
+fn kernel_finding(arch: Arch, name: &str, required: bool, missing: &str) -> Finding {
+    match kernel::cached(arch, Variant::Default) {
+        Ok(Some(dir)) => finding(name, true, required, dir.display().to_string()),
+        Ok(None) => finding(name, false, required, missing),
+        Err(e) => finding(name, false, required, format!("cannot tell yet: {e}")),
+    }
+}
+
 pub fn main(args: &[String]) -> Result<(), String> {
     if wants_help(args) {
         print!("{HELP}");
@@ -135,16 +176,18 @@ pub fn main(args: &[String]) -> Result<(), String> {
         };
         println!("{mark}  {:<34} {}", f.what, f.note);
     }
-    let pkgs: Vec<&str> = findings
-        .iter()
-        .filter(|f| !f.ok)
-        .filter_map(|f| f.what.strip_prefix("package "))
-        .collect();
-    if !pkgs.is_empty() {
-        println!(
-            "\nto install the packages: sudo apt-get install -y --no-install-recommends {}",
-            pkgs.join(" ")
-        );
+    for (required, what) in [(true, "the packages"), (false, "the arm64 packages")] {
+        let pkgs: Vec<&str> = findings
+            .iter()
+            .filter(|f| !f.ok && f.required == required)
+            .filter_map(|f| f.what.strip_prefix("package "))
+            .collect();
+        if !pkgs.is_empty() {
+            println!(
+                "\nto install {what}: sudo apt-get install -y --no-install-recommends {}",
+                pkgs.join(" ")
+            );
+        }
     }
     let missing = findings.iter().filter(|f| f.required && !f.ok).count();
     if missing == 0 {
@@ -195,6 +238,13 @@ mod tests {
         );
         assert_eq!(f[1].what, "2 other Debian packages");
         assert!(!dir.join("apt-ran").exists(), "doctor must not install");
+        // A missing arm64 package is listed, but as optional: x86 runs do not need it.
+        let a = arm64(&host);
+        assert!(a.iter().all(|f| !f.required), "{a:?}");
+        assert!(
+            a.iter().any(|f| f.what.starts_with("arm64 test kernel")),
+            "{a:?}"
+        );
         let _ = fs::remove_dir_all(&dir);
     }
 }

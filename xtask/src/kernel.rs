@@ -13,31 +13,38 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const HELP: &str =
-    "usage: cargo xtask kernel [--variant default|kasan] [--jobs N] [--force] [--print-dir]
+    "usage: cargo xtask kernel [--arch x86_64|arm64] [--variant default|kasan] [--jobs N] [--force]
+                          [--print-dir]
 
 Builds the SuperPass test kernel, or reuses the cached one:
   1. installs the Debian packages it needs (apt-get; needs root) and
      bindgen-cli 0.69.5 (cargo install, into $SUPERPASS_CACHE/tools);
   2. unpacks /usr/src/linux-source-6.12.tar.xz, applies vm/patches/*.patch
-     in order (patch -p1), configures it (tinyconfig + vm/kernel.config
-     [+ vm/kernel-kasan.config]) and checks that every requested option is set;
-  3. builds bzImage, the in-tree modules (locktorture) and the Rust crates
-     that out-of-tree Rust modules need (make LLVM=-19, Debian's rustc);
+     in order (patch -p1), configures it (tinyconfig + vm/kernel.config, or
+     vm/kernel-arm64.config for arm64 [+ vm/kernel-kasan.config]) and checks
+     that every requested option is set;
+  3. builds bzImage (arm64: Image), the in-tree modules (locktorture) and the
+     Rust crates that out-of-tree Rust modules need (make LLVM=-19, Debian's
+     rustc; arm64 is cross-built with ARCH=arm64 and the same toolchain);
   4. prunes the tree to what `make -C <build> M=<dir> modules` needs.
 
-The result lives in $SUPERPASS_CACHE/kernel/<variant>-<key>/ (SUPERPASS_CACHE
-defaults to ~/.cache/superpass). <key> hashes the source package version, the
-patches, the config fragments, the toolchain versions and the recipe, so an
+The result lives in $SUPERPASS_CACHE/kernel/<variant>-<key>/ (arm64:
+arm64-<variant>-<key>/; SUPERPASS_CACHE defaults to ~/.cache/superpass).
+<key> hashes the source package version, the patches, the config fragments,
+the toolchain versions, the recipe and (for arm64) the architecture, so an
 unchanged kernel is never rebuilt; a changed one gets a new directory.
-$SUPERPASS_CACHE/kernel/<variant> is a symlink to the newest build.
+$SUPERPASS_CACHE/kernel/<variant> (arm64: arm64-<variant>) is a symlink to
+the newest build.
 
 Layout of a cached kernel:
-  bzImage       the kernel QEMU boots
+  bzImage       the kernel QEMU boots (arm64: Image)
   build/        kernel build tree: make -C build M=<module dir> modules
   modroot/      modules_install output (lib/modules/<release>/...)
   build.log     full make output; release  the kernel release string
 
 Options:
+  --arch A      x86_64 (the default) or arm64 (cross-built for QEMU's virt
+                machine; also installs qemu-system-arm)
   --variant V   default (vm/kernel.config) or kasan (+ vm/kernel-kasan.config:
                 KASAN and lockdep, for reliability tests)
   --jobs N      parallel make jobs (default: number of CPUs)
@@ -59,11 +66,60 @@ const BINDGEN_VERSION: &str = "0.69.5";
 
 /// A ready kernel in the cache.
 pub struct Kernel {
+    pub arch: Arch,
     pub dir: PathBuf,
+    /// The image QEMU boots: `bzImage` (x86_64) or `Image` (arm64).
     pub bzimage: PathBuf,
     pub build: PathBuf,
     pub modroot: PathBuf,
     pub release: String,
+}
+
+/// The architecture a kernel (and everything built against it) is for. Parsed once from
+/// `--arch`; x86_64 is the default everywhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Arch {
+    #[default]
+    X86_64,
+    Arm64,
+}
+
+impl Arch {
+    pub fn parse(s: &str) -> Result<Arch, String> {
+        match s {
+            "x86_64" => Ok(Arch::X86_64),
+            "arm64" => Ok(Arch::Arm64),
+            _ => Err(format!("unknown architecture `{s}` (x86_64 or arm64)")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Arm64 => "arm64",
+        }
+    }
+    /// The kernel's `arch/` directory (its SRCARCH).
+    pub fn srcarch(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86",
+            Arch::Arm64 => "arm64",
+        }
+    }
+    /// The make target of the boot image and where the build leaves it.
+    fn image(self) -> (&'static str, &'static str) {
+        match self {
+            Arch::X86_64 => ("bzImage", "arch/x86/boot/bzImage"),
+            Arch::Arm64 => ("Image", "arch/arm64/boot/Image"),
+        }
+    }
+    /// The cache names of `variant`'s builds for this architecture: x86_64 keeps the plain
+    /// variant name it always had, so its cache entries stay where they are.
+    pub fn cache_name(self, variant: Variant) -> String {
+        match self {
+            Arch::X86_64 => variant.name().to_string(),
+            Arch::Arm64 => format!("arm64-{}", variant.name()),
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -86,9 +142,12 @@ impl Variant {
             Variant::Kasan => "kasan",
         }
     }
-    fn fragments(self) -> Vec<PathBuf> {
+    fn fragments(self, arch: Arch) -> Vec<PathBuf> {
         let vm = root().join("vm");
-        let mut v = vec![vm.join("kernel.config")];
+        let mut v = vec![vm.join(match arch {
+            Arch::X86_64 => "kernel.config",
+            Arch::Arm64 => "kernel-arm64.config",
+        })];
         if self == Variant::Kasan {
             v.push(vm.join("kernel-kasan.config"));
         }
@@ -98,6 +157,7 @@ impl Variant {
 
 /// Options of a kernel build.
 pub struct Opts {
+    pub arch: Arch,
     pub variant: Variant,
     pub jobs: usize,
     pub force: bool,
@@ -107,6 +167,7 @@ pub struct Opts {
 impl Default for Opts {
     fn default() -> Self {
         Opts {
+            arch: Arch::X86_64,
             variant: Variant::Default,
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             force: false,
@@ -125,6 +186,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--arch" => opts.arch = Arch::parse(it.next().ok_or("--arch needs a value")?)?,
             "--variant" => {
                 opts.variant = Variant::parse(it.next().ok_or("--variant needs a value")?)?
             }
@@ -147,8 +209,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
     if print_dir {
         println!("{}", k.dir.display());
     } else {
-        println!("kernel {} ({}):", k.release, opts.variant.name());
-        println!("  bzImage  {}", k.bzimage.display());
+        // x86_64's lines are the ones they always were.
+        let what = match opts.arch {
+            Arch::X86_64 => opts.variant.name().to_string(),
+            a => format!("{}, {}", a.name(), opts.variant.name()),
+        };
+        println!("kernel {} ({what}):", k.release);
+        println!("  {:<8} {}", opts.arch.image().0, k.bzimage.display());
         println!("  build    {}", k.build.display());
         println!("  modules  {}", k.modroot.display());
     }
@@ -253,11 +320,11 @@ pub fn ensure_bindgen(quiet: bool) -> Result<(), String> {
 /// `make` with the toolchain the kernel was built with (Debian's rustc, clang-19, our bindgen).
 /// Builds the out-of-tree module in `dir` against kernel build tree `build`, logging to
 /// `dir/build.log`; returns the log, or the log of a failed build as the error.
-pub fn make_module(build: &Path, dir: &Path) -> Result<String, String> {
+pub fn make_module(build: &Path, arch: Arch, dir: &Path) -> Result<String, String> {
     let logf = dir.join("build.log");
     let f = fs::File::create(&logf).map_err(|e| e.to_string())?;
     let f2 = f.try_clone().map_err(|e| e.to_string())?;
-    let st = make(build)
+    let st = make(build, arch)
         .arg(format!("M={}", dir.display()))
         .arg("modules")
         .stdout(f)
@@ -272,7 +339,9 @@ pub fn make_module(build: &Path, dir: &Path) -> Result<String, String> {
     }
 }
 
-pub fn make(dir: &Path) -> Command {
+/// For arm64 it adds `ARCH=arm64`: with LLVM=-19 clang and ld.lld cross-compile by themselves
+/// (`--target=aarch64-linux-gnu`), so no cross binutils are needed. x86_64 passes no ARCH.
+pub fn make(dir: &Path, arch: Arch) -> Command {
     let mut c = Command::new("make");
     let path = std::env::var("PATH").unwrap_or_default();
     c.env("PATH", format!("/usr/bin:/bin:{path}"))
@@ -289,6 +358,9 @@ pub fn make(dir: &Path) -> Command {
             "RUSTDOC=/usr/bin/rustdoc",
         ])
         .arg(format!("BINDGEN={}", bindgen_path().display()));
+    if arch == Arch::Arm64 {
+        c.arg("ARCH=arm64");
+    }
     c
 }
 
@@ -323,23 +395,31 @@ pub fn patches() -> Result<Vec<PathBuf>, String> {
 }
 
 /// What identifies a kernel build: everything that changes its output.
-fn cache_key(variant: Variant) -> Result<(String, String), String> {
+/// The text head of a cache key: recipe, arch (arm64 only), variant, source and tool versions.
+/// x86_64's has no arch line, so its keys are the ones it always had.
+fn key_head(arch: Arch, variant: Variant, src: &str, rustc: &str, clang: &str) -> String {
     let mut desc = String::new();
     let _ = writeln!(desc, "recipe {RECIPE_VERSION}");
+    if arch != Arch::X86_64 {
+        let _ = writeln!(desc, "arch {}", arch.name());
+    }
     let _ = writeln!(desc, "variant {}", variant.name());
-    let src = capture(Command::new("dpkg-query").args(["-W", "-f=${Version}", SOURCE_PKG]))
-        .ok_or_else(|| format!("{SOURCE_PKG} is not installed"))?;
     let _ = writeln!(desc, "source {SOURCE_PKG} {src}");
-    for (what, cmd) in [
-        ("rustc", vec!["/usr/bin/rustc", "--version"]),
-        ("clang", vec!["clang-19", "--version"]),
-    ] {
-        let v = capture(Command::new(cmd[0]).args(&cmd[1..])).unwrap_or_default();
+    for (what, v) in [("rustc", rustc), ("clang", clang)] {
         let _ = writeln!(desc, "{what} {}", v.lines().next().unwrap_or(""));
     }
     let _ = writeln!(desc, "bindgen {BINDGEN_VERSION}");
+    desc
+}
+
+fn cache_key(arch: Arch, variant: Variant) -> Result<(String, String), String> {
+    let src = capture(Command::new("dpkg-query").args(["-W", "-f=${Version}", SOURCE_PKG]))
+        .ok_or_else(|| format!("{SOURCE_PKG} is not installed"))?;
+    let rustc = capture(Command::new("/usr/bin/rustc").arg("--version")).unwrap_or_default();
+    let clang = capture(Command::new("clang-19").arg("--version")).unwrap_or_default();
+    let mut desc = key_head(arch, variant, &src, &rustc, &clang);
     let mut bytes = desc.clone().into_bytes();
-    for p in patches()?.iter().chain(variant.fragments().iter()) {
+    for p in patches()?.iter().chain(variant.fragments(arch).iter()) {
         let data = fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
         let name = p.file_name().unwrap_or_default().to_string_lossy();
         let _ = writeln!(desc, "file {name} sha256={}", sha256_hex(&data)?);
@@ -352,11 +432,11 @@ fn cache_key(variant: Variant) -> Result<(String, String), String> {
 
 /// The cached kernel directory for `variant` if it is built, `Ok(None)` if it is not; an error
 /// when its key cannot be computed yet (the kernel source package is missing).
-pub fn cached(variant: Variant) -> Result<Option<PathBuf>, String> {
-    let (key, _) = cache_key(variant)?;
+pub fn cached(arch: Arch, variant: Variant) -> Result<Option<PathBuf>, String> {
+    let (key, _) = cache_key(arch, variant)?;
     let dir = cache_root()
         .join("kernel")
-        .join(format!("{}-{key}", variant.name()));
+        .join(format!("{}-{key}", arch.cache_name(variant)));
     Ok(dir.join(".complete").exists().then_some(dir))
 }
 
@@ -365,13 +445,14 @@ pub const fn bindgen_version() -> &'static str {
     BINDGEN_VERSION
 }
 
-fn kernel_from_dir(dir: &Path) -> Result<Kernel, String> {
+fn kernel_from_dir(arch: Arch, dir: &Path) -> Result<Kernel, String> {
     let release = fs::read_to_string(dir.join("release"))
         .map_err(|e| format!("{}: {e}", dir.join("release").display()))?
         .trim()
         .to_string();
     Ok(Kernel {
-        bzimage: dir.join("bzImage"),
+        arch,
+        bzimage: dir.join(arch.image().0),
         build: dir.join("build"),
         modroot: dir.join("modroot"),
         dir: dir.to_path_buf(),
@@ -383,21 +464,22 @@ fn kernel_from_dir(dir: &Path) -> Result<Kernel, String> {
 pub fn ensure(opts: &Opts) -> Result<Kernel, String> {
     let q = opts.quiet;
     let t0 = Instant::now();
-    crate::packages::ensure_packages(q)?;
+    let arch = opts.arch;
+    crate::packages::ensure_packages(arch, q)?;
     ensure_bindgen(q)?;
-    let (key, desc) = cache_key(opts.variant)?;
+    let (key, desc) = cache_key(arch, opts.variant)?;
     let kroot = cache_root().join("kernel");
-    let dir = kroot.join(format!("{}-{key}", opts.variant.name()));
+    let name = arch.cache_name(opts.variant);
+    let dir = kroot.join(format!("{name}-{key}"));
     if dir.join(".complete").exists() && !opts.force {
         log(q, &format!("cached kernel {} (key {key})", dir.display()));
-        update_link(&kroot, opts.variant, &dir);
-        return kernel_from_dir(&dir);
+        update_link(&kroot, &name, &dir);
+        return kernel_from_dir(arch, &dir);
     }
     log(
         q,
         &format!(
-            "building kernel {} -> {} (full log: {}/build.log)",
-            opts.variant.name(),
+            "building kernel {name} -> {} (full log: {}/build.log)",
             dir.display(),
             dir.display()
         ),
@@ -448,25 +530,28 @@ pub fn ensure(opts: &Opts) -> Result<Kernel, String> {
 
     // 2. Config.
     log(q, "[2/5] configuring (tinyconfig + fragments)");
-    run_quiet("tinyconfig", make(&build).arg("tinyconfig"), Some(&logf))?;
-    let frags = opts.variant.fragments();
+    run_quiet(
+        "tinyconfig",
+        make(&build, arch).arg("tinyconfig"),
+        Some(&logf),
+    )?;
+    let frags = opts.variant.fragments(arch);
     run_quiet(
         "merge_config",
-        Command::new(build.join("scripts/kconfig/merge_config.sh"))
-            .current_dir(&build)
+        merge_config_cmd(&build, arch)
             .args(["-m", ".config"])
             .args(&frags),
         Some(&logf),
     )?;
     run_quiet(
         "olddefconfig",
-        make(&build).arg("olddefconfig"),
+        make(&build, arch).arg("olddefconfig"),
         Some(&logf),
     )?;
     verify_config(&build.join(".config"), &frags)?;
     run_quiet(
         "rustavailable",
-        make(&build).arg("rustavailable"),
+        make(&build, arch).arg("rustavailable"),
         Some(&logf),
     )?;
 
@@ -474,12 +559,13 @@ pub fn ensure(opts: &Opts) -> Result<Kernel, String> {
     log(
         q,
         &format!(
-            "[3/5] make -j{} bzImage modules (~12 min on 2 cores)",
-            opts.jobs
+            "[3/5] make -j{} {} modules (~12 min on 2 cores)",
+            opts.jobs,
+            arch.image().0
         ),
     );
     let t = Instant::now();
-    build_with_progress(&build, opts.jobs, &logf, q, opts.variant)?;
+    build_with_progress(&build, arch, opts.jobs, &logf, q, &name)?;
     log(q, &format!("      built in {}", mmss(t.elapsed())));
 
     // 4. Install modules, record the release.
@@ -487,26 +573,26 @@ pub fn ensure(opts: &Opts) -> Result<Kernel, String> {
     let modroot = dir.join("modroot");
     run_quiet(
         "modules_install",
-        make(&build)
+        make(&build, arch)
             .arg(format!("INSTALL_MOD_PATH={}", modroot.display()))
             .arg("INSTALL_MOD_STRIP=1")
             .arg("modules_install"),
         Some(&logf),
     )?;
-    let release =
-        capture(make(&build).args(["-s", "kernelrelease"])).ok_or("make kernelrelease failed")?;
+    let release = capture(make(&build, arch).args(["-s", "kernelrelease"]))
+        .ok_or("make kernelrelease failed")?;
     fs::write(dir.join("release"), format!("{release}\n")).map_err(|e| e.to_string())?;
-    fs::copy(build.join("arch/x86/boot/bzImage"), dir.join("bzImage"))
-        .map_err(|e| format!("bzImage: {e}"))?;
+    let (image, image_path) = arch.image();
+    fs::copy(build.join(image_path), dir.join(image)).map_err(|e| format!("{image}: {e}"))?;
 
     // 5. Prune.
     log(
         q,
         "[5/5] pruning the build tree to what M= module builds need",
     );
-    prune(&build)?;
+    prune(&build, arch)?;
     fs::write(dir.join(".complete"), &desc).map_err(|e| e.to_string())?;
-    update_link(&kroot, opts.variant, &dir);
+    update_link(&kroot, &name, &dir);
     log(
         q,
         &format!(
@@ -515,11 +601,22 @@ pub fn ensure(opts: &Opts) -> Result<Kernel, String> {
             dir.display()
         ),
     );
-    kernel_from_dir(&dir)
+    kernel_from_dir(arch, &dir)
 }
 
-fn update_link(kroot: &Path, variant: Variant, dir: &Path) {
-    let link = kroot.join(variant.name());
+/// `merge_config.sh` reads ARCH from the environment (it runs make alldefconfig itself).
+fn merge_config_cmd(build: &Path, arch: Arch) -> Command {
+    let mut c = Command::new(build.join("scripts/kconfig/merge_config.sh"));
+    c.current_dir(build);
+    if arch == Arch::Arm64 {
+        c.env("ARCH", "arm64").env("LLVM", "-19");
+    }
+    c
+}
+
+/// `name` is the variant's cache name ([`Arch::cache_name`]).
+fn update_link(kroot: &Path, name: &str, dir: &Path) {
+    let link = kroot.join(name);
     let _ = fs::remove_file(&link);
     let _ = std::os::unix::fs::symlink(dir.file_name().unwrap_or_default(), &link);
 }
@@ -587,16 +684,14 @@ struct Expected {
     estimated: bool,
 }
 
-/// Where the object count of the last finished build of `variant` is kept.
-fn objects_file(variant: Variant) -> PathBuf {
-    cache_root()
-        .join("kernel")
-        .join(format!("objects-{}", variant.name()))
+/// Where the object count of the last finished build of `name` ([`Arch::cache_name`]) is kept.
+fn objects_file(name: &str) -> PathBuf {
+    cache_root().join("kernel").join(format!("objects-{name}"))
 }
 
-/// The last finished build's object count for `variant`, or the estimate.
-fn expected_objects(variant: Variant) -> Expected {
-    fs::read_to_string(objects_file(variant))
+/// The last finished build's object count for `name`, or the estimate.
+fn expected_objects(name: &str) -> Expected {
+    fs::read_to_string(objects_file(name))
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .filter(|&n: &usize| n > 0)
@@ -646,36 +741,35 @@ fn progress_line(elapsed: Duration, done: usize, exp: Expected) -> String {
 /// the next build's ETA.
 fn build_with_progress(
     build: &Path,
+    arch: Arch,
     jobs: usize,
     logf: &Path,
     quiet: bool,
-    variant: Variant,
+    name: &str,
 ) -> Result<(), String> {
     let f = fs::OpenOptions::new()
         .append(true)
         .open(logf)
         .map_err(|e| e.to_string())?;
     let f2 = f.try_clone().map_err(|e| e.to_string())?;
-    let exp = expected_objects(variant);
+    let exp = expected_objects(name);
     log(
         quiet,
         &if exp.estimated {
             format!(
-                "      expecting ~{} objects (an estimate: no finished {} build recorded its count)",
+                "      expecting ~{} objects (an estimate: no finished {name} build recorded its count)",
                 exp.objects,
-                variant.name()
             )
         } else {
             format!(
-                "      expecting {} objects (the last {} build's count)",
+                "      expecting {} objects (the last {name} build's count)",
                 exp.objects,
-                variant.name()
             )
         },
     );
-    let mut child = make(build)
+    let mut child = make(build, arch)
         .arg(format!("-j{jobs}"))
-        .args(["bzImage", "modules"])
+        .args([arch.image().0, "modules"])
         .stdout(f)
         .stderr(f2)
         .spawn()
@@ -687,7 +781,7 @@ fn build_with_progress(
             if st.success() {
                 let (objs, rust, _) = progress(logf);
                 // Only a cache hint: a failed write costs the next build its exact total.
-                let _ = fs::write(objects_file(variant), format!("{}\n", objs + rust));
+                let _ = fs::write(objects_file(name), format!("{}\n", objs + rust));
                 return Ok(());
             }
             return Err(format!(
@@ -734,20 +828,23 @@ fn progress(logf: &Path) -> (usize, usize, String) {
 /// scripts/, tools/ and rust/, dependency records, other architectures, docs,
 /// and the .c/.S sources of drivers/, fs/, net/ and sound/ (all headers,
 /// kernel/ and mm/ stay, e.g. kernel/sched/sched.h).
-fn prune(build: &Path) -> Result<(), String> {
-    let script = r#"
+fn prune(build: &Path, arch: Arch) -> Result<(), String> {
+    let a = arch.srcarch();
+    let script = format!(
+        r#"
 set -e
-rm -rf Documentation vmlinux.o .tmp_vmlinux* arch/x86/boot/compressed/vmlinux.bin*
-for a in arch/*/; do [ "$a" = arch/x86/ ] || rm -rf "$a"; done
+rm -rf Documentation vmlinux.o .tmp_vmlinux* arch/{a}/boot/compressed/vmlinux.bin*
+for a in arch/*/; do [ "$a" = arch/{a}/ ] || rm -rf "$a"; done
 find . \( -path ./scripts -o -path ./tools -o -path ./rust \) -prune -o \
   \( -name '*.o' -o -name '.*.cmd' -o -name '*.a' -o -name '*.ko' -o -name '*.mod.c' \) \
   -type f -print0 | xargs -0 rm -f
 # Driver, filesystem, network and sound sources (their headers stay).
 find drivers fs net sound -type f \( -name '*.c' -o -name '*.S' \) -print0 | xargs -0 rm -f
-"#;
+"#
+    );
     run_quiet(
         "prune",
-        Command::new("sh").arg("-c").arg(script).current_dir(build),
+        Command::new("sh").arg("-c").arg(&script).current_dir(build),
         None,
     )
 }
@@ -845,9 +942,112 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
     }
 
+    /// The option lines (`CONFIG_X=v`, `# CONFIG_X is not set`) of a fragment.
+    fn option_lines(path: &Path) -> Vec<String> {
+        fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(str::trim)
+            .filter(|l| {
+                l.starts_with("CONFIG_")
+                    || (l.starts_with("# CONFIG_") && l.ends_with(" is not set"))
+            })
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn arm64_fragment_has_every_x86_option_but_the_x86_only_ones() {
+        // The x86 options that have no meaning on arm64's virt machine; everything else of
+        // vm/kernel.config must be in vm/kernel-arm64.config, value for value.
+        const X86_ONLY: &[&str] = &[
+            "CONFIG_ACPI=y",
+            "CONFIG_HYPERVISOR_GUEST=y",
+            "CONFIG_PARAVIRT=y",
+            "CONFIG_KVM_GUEST=y",
+            "CONFIG_SERIAL_8250=y",
+            "CONFIG_SERIAL_8250_CONSOLE=y",
+        ];
+        let x86 = option_lines(&Variant::Default.fragments(Arch::X86_64)[0]);
+        let arm = option_lines(&Variant::Default.fragments(Arch::Arm64)[0]);
+        for l in X86_ONLY {
+            assert!(
+                x86.iter().any(|x| x == l),
+                "{l} is no longer in kernel.config"
+            );
+            assert!(!arm.iter().any(|x| x == l), "{l} is in kernel-arm64.config");
+        }
+        let missing: Vec<&String> = x86
+            .iter()
+            .filter(|l| !X86_ONLY.contains(&l.as_str()) && !arm.contains(l))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "vm/kernel-arm64.config lacks {missing:?}"
+        );
+        for l in [
+            "CONFIG_PCI_HOST_GENERIC=y",
+            "CONFIG_SERIAL_AMBA_PL011_CONSOLE=y",
+            "CONFIG_VIRTIO_CONSOLE=y",
+        ] {
+            assert!(arm.iter().any(|x| x == l), "{l}");
+        }
+    }
+
+    #[test]
+    fn only_arm64_keys_name_their_arch() {
+        let x86 = key_head(
+            Arch::X86_64,
+            Variant::Default,
+            "6.12.117-1",
+            "rustc 1.96.0",
+            "clang 19\nx",
+        );
+        assert_eq!(
+            x86,
+            "recipe superpass-kernel-recipe-1\nvariant default\nsource linux-source-6.12 6.12.117-1\n\
+             rustc rustc 1.96.0\nclang clang 19\nbindgen 0.69.5\n"
+        );
+        let arm = key_head(
+            Arch::Arm64,
+            Variant::Default,
+            "6.12.117-1",
+            "rustc 1.96.0",
+            "clang 19\nx",
+        );
+        assert_eq!(arm.replace("arch arm64\n", ""), x86);
+        assert!(arm.starts_with("recipe superpass-kernel-recipe-1\narch arm64\nvariant default\n"));
+    }
+
+    #[test]
+    fn arch_is_parsed_once_and_x86_keeps_its_cache_names() {
+        assert_eq!(Arch::parse("x86_64"), Ok(Arch::X86_64));
+        assert_eq!(Arch::parse("arm64"), Ok(Arch::Arm64));
+        assert!(Arch::parse("aarch64").is_err());
+        assert_eq!(Arch::default(), Arch::X86_64);
+        assert_eq!(Opts::default().arch, Arch::X86_64);
+        assert_eq!(Arch::X86_64.cache_name(Variant::Default), "default");
+        assert_eq!(Arch::X86_64.cache_name(Variant::Kasan), "kasan");
+        assert_eq!(Arch::Arm64.cache_name(Variant::Default), "arm64-default");
+        assert_eq!(Arch::X86_64.image(), ("bzImage", "arch/x86/boot/bzImage"));
+        assert_eq!(Arch::Arm64.image(), ("Image", "arch/arm64/boot/Image"));
+        let args = |c: &Command| -> Vec<String> {
+            c.get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        let x86 = args(&make(Path::new("/k"), Arch::X86_64));
+        assert!(!x86.iter().any(|a| a.starts_with("ARCH=")), "{x86:?}");
+        let arm = args(&make(Path::new("/k"), Arch::Arm64));
+        assert!(arm.iter().any(|a| a == "ARCH=arm64"), "{arm:?}");
+        assert!(arm.iter().any(|a| a == "LLVM=-19"), "{arm:?}");
+    }
+
     #[test]
     fn fragments_and_patches_are_in_the_repo() {
-        assert!(Variant::Kasan.fragments().iter().all(|f| f.exists()));
+        for arch in [Arch::X86_64, Arch::Arm64] {
+            assert!(Variant::Kasan.fragments(arch).iter().all(|f| f.exists()));
+        }
         let p = patches().unwrap();
         assert!(p.len() >= 4);
         assert!(p.windows(2).all(|w| w[0] < w[1]));

@@ -6,18 +6,23 @@
 //! [`save_traces`] turns the `SPTRACE <tag> <line>` lines the inversion test prints into
 //! `target/vm/inversion-<tag>.trace` files for superpass-trace.
 
-use crate::kernel::{self, Kernel, Variant};
+use crate::kernel::{self, Arch, Kernel, Variant};
 use crate::util::{root, wants_help};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const HELP: &str = "usage: cargo xtask module [--variant default|kasan] [--clippy]
+const HELP: &str =
+    "usage: cargo xtask module [--arch x86_64|arm64] [--variant default|kasan] [--clippy]
 
 Builds superpass.ko (module/: Rust crate root superpass_main.rs + superpass-core by
 path + the C companion) against the cached test kernel (cargo xtask kernel; built
 first if needed) and copies it to target/module/superpass.ko.
+
+  --arch arm64  build against the arm64 kernel (cargo xtask kernel --arch arm64)
+                into target/module/arm64/superpass.ko, and the test modules
+                (vm/test-modules/) into target/module/arm64/test-modules/
 
   --clippy   instead, build it with the kernel's `make CLIPPY=1` (clippy-driver
              from Debian's rust-web-clippy, the kernel's own lint set) in
@@ -34,16 +39,19 @@ pub fn main(args: &[String]) -> Result<(), String> {
         return Ok(());
     }
     let mut variant = Variant::Default;
+    let mut arch = Arch::X86_64;
     let mut clippy = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--variant" => variant = Variant::parse(it.next().ok_or("--variant needs a value")?)?,
+            "--arch" => arch = Arch::parse(it.next().ok_or("--arch needs a value")?)?,
             "--clippy" => clippy = true,
             _ => return Err(format!("unknown option `{a}`\n\n{HELP}")),
         }
     }
     let k = kernel::ensure(&kernel::Opts {
+        arch,
         variant,
         ..Default::default()
     })?;
@@ -52,6 +60,15 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
     let ko = build(&k)?;
     println!("{}", ko.display());
+    if arch == Arch::Arm64 {
+        // The x86 test modules are built by vm-test; for arm64 this is their first check.
+        let work = out_dir(arch).join("test-modules");
+        for m in crate::vm::module_dirs()? {
+            for t in crate::vm::build_module(&k, &m, &work)? {
+                println!("{}", t.display());
+            }
+        }
+    }
     Ok(())
 }
 
@@ -88,11 +105,21 @@ fn stage_sources(stage: &Path) -> Result<PathBuf, String> {
     Ok(mdir)
 }
 
-/// Builds superpass.ko against `k`; returns target/module/superpass.ko.
-pub fn build(k: &Kernel) -> Result<PathBuf, String> {
+/// Where the module of `arch` is built: target/module (x86_64) or target/module/arm64.
+pub fn out_dir(arch: Arch) -> PathBuf {
     let out = root().join("target/module");
+    match arch {
+        Arch::X86_64 => out,
+        Arch::Arm64 => out.join("arm64"),
+    }
+}
+
+/// Builds superpass.ko against `k`; returns target/module/superpass.ko (arm64:
+/// target/module/arm64/superpass.ko).
+pub fn build(k: &Kernel) -> Result<PathBuf, String> {
+    let out = out_dir(k.arch);
     let mdir = stage_sources(&out.join("build"))?;
-    let log = kernel::make_module(&k.build, &mdir)
+    let log = kernel::make_module(&k.build, k.arch, &mdir)
         .map_err(|log| format!("building superpass.ko failed:\n{log}"))?;
     // objtool in 6.12 recognises Rust's panic functions by name, and Debian's newer rustc
     // renamed some (e.g. `copy_from_slice` -> `len_mismatch_fail`), so it reports "falls
@@ -125,13 +152,13 @@ const CLIPPY_DRIVER: &str = "/usr/bin/clippy-driver";
 /// warnings, not errors, in 6.12), so any warning in the output fails this check.
 pub fn run_clippy(k: &Kernel) -> Result<(), String> {
     crate::packages::Host::default().ensure(&[CLIPPY_PACKAGE], false)?;
-    let stage = root().join("target/module/clippy");
+    let stage = out_dir(k.arch).join("clippy");
     let mdir = stage_sources(&stage)?;
     let logf = mdir.join("build.log");
     let f = fs::File::create(&logf).map_err(|e| e.to_string())?;
     let f2 = f.try_clone().map_err(|e| e.to_string())?;
     let t = std::time::Instant::now();
-    let st = kernel::make(&k.build)
+    let st = kernel::make(&k.build, k.arch)
         // `cargo xtask` runs with Cargo's CARGO_PKG_* variables of the xtask package, and
         // clippy-driver would take xtask's rust-version for the module's MSRV; the kernel's
         // .clippy.toml (its CLIPPY_CONF_DIR) is what applies.

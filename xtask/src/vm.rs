@@ -4,7 +4,7 @@
 //! Reusable pieces for later tasks: [`build_guest_programs`],
 //! [`build_module`], [`build_initramfs`], [`boot`] and [`Report`].
 
-use crate::kernel::{self, Kernel, Variant};
+use crate::kernel::{self, Arch, Kernel, Variant};
 use crate::util::{root, wants_help};
 use serde_json::{json, Value};
 use std::fs;
@@ -15,8 +15,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const HELP: &str =
-    "usage: cargo xtask vm-test [--filter NAME] [--variant default|kasan] [--timeout SECS]
-                           [--test-timeout SECS] [--verbose] [--list]
+    "usage: cargo xtask vm-test [--filter NAME] [--arch x86_64|arm64] [--variant default|kasan]
+                           [--timeout SECS] [--test-timeout SECS] [--verbose] [--list]
 
 Boots the SuperPass test kernel in QEMU and runs the guest tests:
   1. builds or reuses the cached kernel (cargo xtask kernel);
@@ -63,6 +63,12 @@ directory with a Kbuild file into vm/test-modules/ (its .ko files land in
 Options:
   --filter NAME[,NAME] run only the tests whose name contains one of the NAMEs
                        (^NAME: whose name starts with NAME)
+  --arch A             x86_64 (default) or arm64: the arm64 kernel (cargo xtask kernel
+                       --arch arm64) under qemu-system-aarch64 -M virt -cpu max (TCG);
+                       guest programs cross-compiled static (aarch64-linux-gnu-gcc),
+                       busybox from Debian's arm64 busybox-static (extracted into the
+                       tools cache); the kernel console is ttyAMA0 and the test output
+                       a virtio console (hvc0). sp-service is x86_64 only for now.
   --variant V          kernel variant: default or kasan (KASAN + lockdep)
   --timeout SECS       whole-VM timeout (default 1800: the superpass boot runs every
                        inversion test twice, critical thread at nice 0 and -10)
@@ -100,6 +106,7 @@ pub fn out_dir() -> PathBuf {
 
 struct Opts {
     filter: Option<String>,
+    arch: Arch,
     variant: Variant,
     timeout: u64,
     test_timeout: u64,
@@ -114,6 +121,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
     let mut o = Opts {
         filter: None,
+        arch: Arch::X86_64,
         variant: Variant::Default,
         timeout: 1800,
         test_timeout: 300,
@@ -125,6 +133,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
         match a.as_str() {
             "--filter" => o.filter = Some(val()?),
+            "--arch" => o.arch = Arch::parse(&val()?)?,
             "--variant" => o.variant = Variant::parse(&val()?)?,
             "--timeout" => o.timeout = val()?.parse().map_err(|_| "--timeout: not a number")?,
             "--test-timeout" => {
@@ -148,8 +157,17 @@ pub fn main(args: &[String]) -> Result<(), String> {
             o.filter.unwrap_or_default()
         ));
     }
+    if o.arch != Arch::X86_64 {
+        if let Some(t) = tests.iter().find(|t| t.name.starts_with("sp-service")) {
+            return Err(format!(
+                "{} needs the HAL service built for the guest, which is x86_64 only so far",
+                t.name
+            ));
+        }
+    }
     let t0 = Instant::now();
     let k = kernel::ensure(&kernel::Opts {
+        arch: o.arch,
         variant: o.variant,
         ..Default::default()
     })?;
@@ -160,7 +178,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let stage = work.join("initramfs");
     fs::create_dir_all(stage.join("bin")).map_err(|e| e.to_string())?;
     step("guest programs");
-    build_guest_programs(&root().join(GUEST_DIR), &stage.join("bin"))?;
+    build_guest_programs(&root().join(GUEST_DIR), &stage.join("bin"), k.arch)?;
     step("test modules");
     let moddir = stage.join("lib/modules/sp");
     fs::create_dir_all(&moddir).map_err(|e| e.to_string())?;
@@ -270,12 +288,16 @@ fn run_dir(out: &Path) -> Result<PathBuf, String> {
 }
 
 /// Whether a capture (`inversion-<tag>.trace`) is of a mode with SuperPass on: a dash-separated
-/// word of its tag is `on` or `ext`, either variant (`mutex-on`, `sp-chain-on_n10-w2`).
+/// word of its tag is `on`, `ext` or `onfifo` (on+fifo: SuperPass on and the critical thread
+/// SCHED_FIFO), either variant (`mutex-on`, `sp-chain-on_n10-w2`, `mutex-onfifo-w1`).
 fn superpass_on_capture(trace: &Path) -> bool {
     let stem = trace.file_stem().unwrap_or_default().to_string_lossy();
     let tag = stem.strip_prefix("inversion-").unwrap_or(&stem);
-    tag.split('-')
-        .any(|w| w == "on" || w == "ext" || w.starts_with("on_n") || w.starts_with("ext_n"))
+    tag.split('-').any(|w| {
+        ["on", "ext", "onfifo"]
+            .iter()
+            .any(|m| w == *m || w.strip_prefix(m).is_some_and(|s| s.starts_with("_n")))
+    })
 }
 
 /// Extra environment for the guest's tests, from the host's `SUPERPASS_GUEST_ENV` (`KEY=value`
@@ -471,10 +493,19 @@ pub fn select_tests(filter: Option<&str>) -> Result<Vec<TestFile>, String> {
     Ok(v)
 }
 
-/// Compiles every `*.c` of `src` (the guest programs, [`GUEST_DIR`]) into a static binary in
-/// `bin`, with the generated UAPI header ([`UAPI_DIR`]) and the test device's header
+/// The C compiler of the guest programs for `arch`: the host's gcc, or Debian's aarch64 cross
+/// gcc (package gcc-aarch64-linux-gnu, with libc6-dev-arm64-cross for the static glibc).
+pub fn guest_cc(arch: Arch) -> &'static str {
+    match arch {
+        Arch::X86_64 => "gcc",
+        Arch::Arm64 => "aarch64-linux-gnu-gcc",
+    }
+}
+
+/// Compiles every `*.c` of `src` (the guest programs, [`GUEST_DIR`]) into a static binary for
+/// `arch` in `bin`, with the generated UAPI header ([`UAPI_DIR`]) and the test device's header
 /// ([`TESTDEV_DIR`]) on the include path.
-pub fn build_guest_programs(src: &Path, bin: &Path) -> Result<(), String> {
+pub fn build_guest_programs(src: &Path, bin: &Path, arch: Arch) -> Result<(), String> {
     let mut srcs: Vec<PathBuf> = fs::read_dir(src)
         .map_err(|e| format!("{}: {e}", src.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -483,7 +514,8 @@ pub fn build_guest_programs(src: &Path, bin: &Path) -> Result<(), String> {
     srcs.sort();
     for s in srcs {
         let name = s.file_stem().unwrap_or_default();
-        let status = Command::new("gcc")
+        let cc = guest_cc(arch);
+        let status = Command::new(cc)
             .args(["-static", "-O2", "-Wall", "-Werror", "-pthread", "-I"])
             .arg(root().join(UAPI_DIR))
             .arg("-I")
@@ -492,9 +524,9 @@ pub fn build_guest_programs(src: &Path, bin: &Path) -> Result<(), String> {
             .arg(bin.join(name))
             .arg(&s)
             .status()
-            .map_err(|e| format!("gcc: {e}"))?;
+            .map_err(|e| format!("{cc}: {e}"))?;
         if !status.success() {
-            return Err(format!("gcc failed on {}", s.display()));
+            return Err(format!("{cc} failed on {}", s.display()));
         }
     }
     Ok(())
@@ -530,7 +562,7 @@ pub fn build_module(k: &Kernel, src: &Path, work: &Path) -> Result<Vec<PathBuf>,
     if !st.success() {
         return Err(format!("copying {} failed", src.display()));
     }
-    let log = kernel::make_module(&k.build, &dst)
+    let log = kernel::make_module(&k.build, k.arch, &dst)
         .map_err(|log| format!("building module {}:\n{log}", src.display()))?;
     if log.contains("warning:") {
         eprint!("{log}");
@@ -571,7 +603,11 @@ pub fn build_initramfs(
     ] {
         fs::create_dir_all(stage.join(d)).map_err(|e| e.to_string())?;
     }
-    copy(Path::new("/bin/busybox"), &stage.join("bin/busybox"))?;
+    let busybox = match k.arch {
+        Arch::X86_64 => PathBuf::from("/bin/busybox"),
+        Arch::Arm64 => crate::packages::arm64_busybox(false)?,
+    };
+    copy(&busybox, &stage.join("bin/busybox"))?;
     copy(&root().join(GUEST_DIR).join("init.sh"), &stage.join("init"))?;
     // Shell code several suites share: tests/guest/lib/*.sh -> /lib/sptest/.
     let lib = root().join(GUEST_DIR).join("lib");
@@ -636,9 +672,9 @@ pub fn build_initramfs(
 
 /// What a boot produced.
 pub struct BootResult {
-    /// Lines the guest wrote to ttyS1 (test output, SPTEST lines).
+    /// Lines the guest wrote to ttyS1 (arm64: hvc0), the test output and SPTEST lines.
     pub console: Vec<String>,
-    /// The kernel console (ttyS0).
+    /// The kernel console (ttyS0; arm64: ttyAMA0).
     pub kernel: Vec<String>,
     pub timed_out: bool,
     pub elapsed: Duration,
@@ -656,34 +692,16 @@ pub fn boot(
     out: &Path,
     verbose: bool,
 ) -> Result<BootResult, String> {
-    let append =
-        format!("console=ttyS0 panic=-1 oops=panic loglevel=7 printk.time=1 {extra_cmdline}");
     let klog = out.join("kernel.log");
     let log = &out.join("guest.log");
     let _ = fs::remove_file(&klog);
-    let mut qemu = Command::new("qemu-system-x86_64");
-    qemu.args(["-accel", "tcg", "-smp"])
-        .arg(machine.cpus.to_string())
-        .args(["-m", "1024"]);
-    if machine.icount {
-        // sleep=on: idle vCPUs let virtual time jump to the next timer, as real time would.
-        qemu.args(["-icount", "shift=0,sleep=on"]);
-    }
+    let mut qemu = qemu_command(k.arch, machine, &k.bzimage, initrd, extra_cmdline, &klog);
     let mut child = qemu
-        .arg("-kernel")
-        .arg(&k.bzimage)
-        .arg("-initrd")
-        .arg(initrd)
-        .arg("-append")
-        .arg(&append)
-        .args(["-nographic", "-no-reboot", "-nodefaults", "-serial"])
-        .arg(format!("file:{}", klog.display()))
-        .args(["-serial", "stdio"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("qemu-system-x86_64: {e}"))?;
+        .map_err(|e| format!("{:?}: {e}", qemu.get_program()))?;
     let t0 = Instant::now();
     let (tx, rx) = mpsc::channel::<String>();
     let out = child.stdout.take().expect("piped");
@@ -751,6 +769,66 @@ pub fn boot(
         timed_out,
         elapsed: t0.elapsed(),
     })
+}
+
+/// The QEMU command line of a boot. x86_64: two 8250 ports, ttyS0 (kernel console, to `klog`)
+/// and ttyS1 (test output, stdout). arm64: the virt machine's one PL011 is the kernel console
+/// (ttyAMA0, to `klog`) and a virtio console on PCI (hvc0, stdout) carries the test output;
+/// `-cpu max` with the implementation-defined pointer-auth algorithm, which TCG runs much faster
+/// than the architected QARMA.
+pub fn qemu_command(
+    arch: Arch,
+    machine: &Machine,
+    image: &Path,
+    initrd: &Path,
+    extra_cmdline: &str,
+    klog: &Path,
+) -> Command {
+    let console = match arch {
+        Arch::X86_64 => "ttyS0",
+        Arch::Arm64 => "ttyAMA0",
+    };
+    let append =
+        format!("console={console} panic=-1 oops=panic loglevel=7 printk.time=1 {extra_cmdline}");
+    let mut qemu = match arch {
+        Arch::X86_64 => Command::new("qemu-system-x86_64"),
+        Arch::Arm64 => {
+            let mut c = Command::new("qemu-system-aarch64");
+            c.args(["-M", "virt", "-cpu", "max,pauth-impdef=on"]);
+            c
+        }
+    };
+    qemu.args(["-accel", "tcg", "-smp"])
+        .arg(machine.cpus.to_string())
+        .args(["-m", "1024"]);
+    if machine.icount {
+        // sleep=on: idle vCPUs let virtual time jump to the next timer, as real time would.
+        qemu.args(["-icount", "shift=0,sleep=on"]);
+    }
+    qemu.arg("-kernel")
+        .arg(image)
+        .arg("-initrd")
+        .arg(initrd)
+        .arg("-append")
+        .arg(&append)
+        .args(["-nographic", "-no-reboot", "-nodefaults", "-serial"])
+        .arg(format!("file:{}", klog.display()));
+    match arch {
+        Arch::X86_64 => {
+            qemu.args(["-serial", "stdio"]);
+        }
+        Arch::Arm64 => {
+            qemu.args([
+                "-device",
+                "virtio-serial-pci",
+                "-chardev",
+                "stdio,id=sptest",
+                "-device",
+                "virtconsole,chardev=sptest",
+            ]);
+        }
+    }
+    qemu
 }
 
 fn show_line(l: &str) -> bool {
@@ -933,6 +1011,63 @@ fn summarize(m: &Value) -> String {
 mod tests {
     use super::*;
 
+    fn args(c: &Command) -> Vec<String> {
+        c.get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn x86_qemu_command_is_the_one_it_always_was() {
+        let m = Machine::default();
+        let c = qemu_command(
+            Arch::X86_64,
+            &m,
+            Path::new("/k/bzImage"),
+            Path::new("/i.cpio.gz"),
+            "sptest.timeout=300",
+            Path::new("/o/kernel.log"),
+        );
+        assert_eq!(c.get_program(), "qemu-system-x86_64");
+        assert_eq!(
+            args(&c).join(" "),
+            "-accel tcg -smp 2 -m 1024 -kernel /k/bzImage -initrd /i.cpio.gz -append \
+             console=ttyS0 panic=-1 oops=panic loglevel=7 printk.time=1 sptest.timeout=300 \
+             -nographic -no-reboot -nodefaults -serial file:/o/kernel.log -serial stdio"
+        );
+    }
+
+    #[test]
+    fn arm64_qemu_command_boots_virt_with_a_virtio_results_console() {
+        let m = Machine {
+            cpus: 2,
+            icount: true,
+        };
+        let c = qemu_command(
+            Arch::Arm64,
+            &m,
+            Path::new("/k/Image"),
+            Path::new("/i.cpio.gz"),
+            "x=1",
+            Path::new("/o/kernel.log"),
+        );
+        assert_eq!(c.get_program(), "qemu-system-aarch64");
+        let a = args(&c).join(" ");
+        for want in [
+            "-M virt -cpu max,pauth-impdef=on -accel tcg -smp 2 -m 1024",
+            "-icount shift=0,sleep=on",
+            "-kernel /k/Image",
+            "console=ttyAMA0 panic=-1",
+            "-serial file:/o/kernel.log",
+            "-device virtio-serial-pci -chardev stdio,id=sptest -device virtconsole,chardev=sptest",
+        ] {
+            assert!(a.contains(want), "{want:?} not in {a}");
+        }
+        assert!(!a.contains("-serial stdio"), "{a}");
+        assert_eq!(guest_cc(Arch::Arm64), "aarch64-linux-gnu-gcc");
+        assert_eq!(guest_cc(Arch::X86_64), "gcc");
+    }
+
     fn boot_result(console: &[&str], kernel: &[&str]) -> BootResult {
         BootResult {
             console: console.iter().map(|s| s.to_string()).collect(),
@@ -1059,6 +1194,8 @@ mod tests {
             "inversion-sp-chain-on-w1.trace",
             "inversion-sp-owner-change-on_n10-w3.trace",
             "inversion-sp-service-ext-w1.trace",
+            "inversion-sp-inversion-mutex-onfifo-w2.trace",
+            "inversion-sp-inversion-rwsem-onfifo_n10-w1.trace",
         ] {
             assert!(superpass_on_capture(Path::new(on)), "{on}");
         }
@@ -1066,6 +1203,7 @@ mod tests {
             "inversion-mutex-off.trace",
             "inversion-mutex-fifo.trace",
             "inversion-sp-owner-change-off_n10.trace",
+            "inversion-mutex-fifo_n10.trace",
         ] {
             assert!(!superpass_on_capture(Path::new(off)), "{off}");
         }
