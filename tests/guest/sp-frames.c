@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sp-frames: an app drawing frames at a vsync rate on the real scheduler and
- * real locks, counting janky frames with SuperPass off, on and against RT-UI.
+ * real locks, counting janky frames with SuperPass off, on, against RT-UI and
+ * with both.
  *
- * usage: sp-frames [-r HZ] [-m off,on,fifo] [-n FRAMES] [-s SEED]
+ * usage: sp-frames [-r HZ] [-m off,on,fifo,on+fifo] [-n FRAMES] [-s SEED]
  *                  [-u UI_US] [-g RT_US] [-H HOGS] [-D HOG_DUTY_PCT]
  *                  [-w HOLD_US] [-o OUTSIDE_US] [-z SLEEP_US] [-M MMAP_KB]
  *                  [-a ATTRIB_MS] [-V] [-c MAX_CPU_PCT]
@@ -54,10 +55,13 @@
  *
  * Modes, in one run, over the same frames: off (SuperPass disabled), on
  * (enabled, the UI thread registered as UI and the RenderThread as render,
- * as the service registers them) and fifo (SuperPass disabled, both threads
+ * as the service registers them), fifo (SuperPass disabled, both threads
  * SCHED_FIFO 1: Android's sys.use_fifo_ui; the PI mutex then boosts its
- * holder on its own). Each mode draws FRAMES frames (default 1000), or
- * what it can in 3 x their time (-V then fails). Per mode it prints, as a
+ * holder on its own) and on+fifo (both at once: SuperPass enabled, both
+ * threads registered as in on and SCHED_FIFO 1 as in fifo; what a vendor
+ * that ships RT-UI gets with SuperPass). Its metrics are onfifo_*, an
+ * identifier; people see it as on+fifo. Each mode draws FRAMES frames
+ * (default 1000), or what it can in 3 x their time (-V then fails). Per mode it prints, as a
  * table and as "M <mode>_<key> value" lines: frames, janky frames and their
  * share, frames late by more than a whole frame, the worst lateness, the
  * UI and RenderThread lock waits (count, count >= 1 ms, p99.9, max; per
@@ -67,12 +71,17 @@
  * whose threads waited runnable for a CPU longer than that (schedstat's
  * run_delay); the janky frames' mean time split into work, lock waits,
  * runnable and the rest; frame time p50/p90/p99; and each frame's mean
- * lock wait and runnable time. on and fifo are also given
+ * lock wait and runnable time. on, fifo and on+fifo are also given
  * as changes against off (*_vs_off_pct). -V judges them (exit 1 on a miss): on must cut
  * janky frames by >= 29.2% and the lock waits' p99.9 by >= 72% against off,
  * have no more janky frames than fifo, and keep busy CPU within
- * MAX_CPU_PCT (default 1) of off's, a check -c -1 leaves out; without -V it
- * only reports.
+ * MAX_CPU_PCT (default 1) of off's, a check -c -1 leaves out; when on+fifo
+ * ran, it must cut the lock waits' p99.9 by >= 72% against off too and
+ * have at most ONFIFO_MAX_LONG_WAITS waits over 16 ms (see there). Whether
+ * on+fifo has no more janky frames than the better of on and fifo is
+ * reported (a PASS or WARN line and onfifo_janky_vs_best_pp), not judged: it
+ * held in every run so far, at 120 Hz by as little as 1.4 points. Without -V
+ * it only reports.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -100,6 +109,15 @@ enum lock_kind { L_MUTEX, L_RWSEM, L_MMAP, L_FUTEX, L_PI, NLOCKS };
 static const char *const lock_names[NLOCKS] = { "mutex", "rwsem", "mmap", "futex", "pi" };
 
 #define MAX_MODES 4
+/*
+ * -V: on+fifo's lock waits over 16 ms (FRAME_NS), at most, of its 7 a frame
+ * (one in a hundred frames). In three runs on a busy host (docs/deploy.md)
+ * off and fifo, whose fair lock holders nobody helps, had 82-225 of them at
+ * either rate, on 1-7 and on+fifo 0-4. The longest wait is no check: one
+ * wait, set by the host as much as by the mode (on's was 23-231 ms in those
+ * runs, on+fifo's 12-120 ms); it is reported beside on's.
+ */
+#define ONFIFO_MAX_LONG_WAITS 10
 #define MAX_FRAMES 20000
 #define MAX_WAITS (MAX_FRAMES * 8)
 /* Hold time of the UI thread and RenderThread inside each lock. */
@@ -271,17 +289,26 @@ static void mmap_take(struct frame *f)
 	note_wait(f, L_MMAP, now_ns() - t);
 }
 
-/* How the mode sets up a frame thread: registered with SuperPass, or SCHED_FIFO 1. */
+/* Whether @mode registers the frame threads with SuperPass (and enables it): on and on+fifo. */
+static int mode_registers(const char *mode)
+{
+	return mode_is(mode, "on") || mode_is(mode, "on+fifo");
+}
+
+/* Whether @mode runs the frame threads SCHED_FIFO 1: fifo and on+fifo. */
+static int mode_fifo(const char *mode)
+{
+	return mode_is(mode, "fifo") || mode_is(mode, "on+fifo");
+}
+
+/*
+ * How the mode sets up a frame thread. on+fifo does both, the policy first
+ * (Android's RT-UI sets it when the app starts, the service registers later).
+ */
 static void become_critical(int role)
 {
 	set_nice(-10);
-	if (mode_is(mode_name, "on")) {
-		struct sp_critical_one c = { SP_HDR(struct sp_critical_one),
-					     { (int32_t)syscall(SYS_gettid), role } };
-
-		if (sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL"))
-			exit(2);
-	} else if (mode_is(mode_name, "fifo")) {
+	if (mode_fifo(mode_name)) {
 		struct sched_param sp = { .sched_priority = 1 };
 
 		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
@@ -289,11 +316,18 @@ static void become_critical(int role)
 			exit(2);
 		}
 	}
+	if (mode_registers(mode_name)) {
+		struct sp_critical_one c = { SP_HDR(struct sp_critical_one),
+					     { (int32_t)syscall(SYS_gettid), role } };
+
+		if (sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL"))
+			exit(2);
+	}
 }
 
 static void leave_critical(void)
 {
-	if (mode_is(mode_name, "on")) {
+	if (mode_registers(mode_name)) {
 		struct sp_tid t = { SP_HDR(struct sp_tid), (int32_t)syscall(SYS_gettid), 0 };
 
 		sp_ioctl(SP_REMOVE_CRITICAL, &t, "REMOVE_CRITICAL");
@@ -520,11 +554,12 @@ static int run_mode(const char *mode, struct mode_result *r)
 	memset(r, 0, sizeof(*r));
 	r->mode = mode;
 	mode_name = mode;
-	if (!mode_is(mode, "off") && !mode_is(mode, "on") && !mode_is(mode, "fifo")) {
-		fprintf(stderr, "-m %s: off, on or fifo\n", mode);
+	if (!mode_is(mode, "off") && !mode_is(mode, "on") && !mode_is(mode, "fifo") &&
+	    !mode_is(mode, "on+fifo")) {
+		fprintf(stderr, "-m %s: off, on, fifo or on+fifo\n", mode);
 		return -1;
 	}
-	if (sp_enable(mode_is(mode, "on")))
+	if (sp_enable(mode_registers(mode)))
 		return -1;
 	sp_reset_stats();
 	atomic_fetch_add(&mode_gen, 1);
@@ -605,9 +640,9 @@ static double change(double x, double base)
 
 int main(int argc, char **argv)
 {
-	char modes_arg[64] = "off,on,fifo";
+	char modes_arg[64] = "off,on,fifo,on+fifo", key[32];
 	struct mode_result res[MAX_MODES];
-	const struct mode_result *off = NULL, *on = NULL, *fifo = NULL;
+	const struct mode_result *off = NULL, *on = NULL, *fifo = NULL, *onfifo = NULL;
 	pthread_t hogs[MAX_THREADS], workers[NLOCKS];
 	pthread_mutexattr_t ma;
 	int nres = 0, opt, fail = 0;
@@ -685,13 +720,13 @@ int main(int argc, char **argv)
 	       "~%d us asleep; mmap region %d KiB; seed %llu\n",
 	       hz, period_ns / 1e6, ui_us, rt_us, nhogs, hog_duty, hold_us, outside_us, sleep_us, mmap_kb,
 	       (unsigned long long)seed);
-	printf("%-5s %6s %6s %7s %6s %9s %7s %7s %10s %10s %7s %7s %7s %6s\n", "mode", "frames", "janky",
+	printf("%-7s %6s %6s %7s %6s %9s %7s %7s %10s %10s %7s %7s %7s %6s\n", "mode", "frames", "janky",
 	       "janky%", ">1frm", "worst(ms)", "waits", ">=1ms", "p99.9(us)", "max(us)", "cpu%", "jlock%",
 	       "jcpu%", "secs");
 	for (int i = 0; i < nres; i++) {
 		struct mode_result *r = &res[i];
 
-		printf("%-5s %6ld %6ld %7.2f %6ld %9.1f %7ld %7ld %10.1f %10.1f %7.2f %7.1f %7.1f %6.1f\n",
+		printf("%-7s %6ld %6ld %7.2f %6ld %9.1f %7ld %7ld %10.1f %10.1f %7.2f %7.1f %7.1f %6.1f\n",
 		       r->mode, r->frames, r->janky, pct_of(r->janky, r->frames), r->late_frame,
 		       r->worst_late / 1e6, r->w.waits, r->w.over_1ms, r->w.p999 / 1e3, r->w.max / 1e3,
 		       r->cpu_busy, pct_of(r->janky_lock, r->janky), pct_of(r->janky_cpu, r->janky), r->secs);
@@ -699,8 +734,10 @@ int main(int argc, char **argv)
 			off = r;
 		else if (mode_is(r->mode, "on"))
 			on = r;
-		else
+		else if (mode_is(r->mode, "fifo"))
 			fifo = r;
+		else
+			onfifo = r;
 	}
 	printf("(jlock%%: janky frames whose UI + RenderThread lock waits exceed %.1f ms; jcpu%%: the other "
 	       "janky frames whose two threads waited runnable for a CPU more than that, from schedstat)\n",
@@ -710,7 +747,7 @@ int main(int argc, char **argv)
 		struct mode_result *r = &res[i];
 		double n = r->janky ? (double)r->janky : 1;
 
-		printf("  %-5s %6.2f = %5.2f + %6.2f + %5.2f + %5.2f\n", r->mode, r->jank_len_ms / n,
+		printf("  %-7s %6.2f = %5.2f + %6.2f + %5.2f + %5.2f\n", r->mode, r->jank_len_ms / n,
 		       r->jank_work_ms / n, r->jank_lock_ms / n, r->jank_cpu_ms / n,
 		       (r->jank_len_ms - r->jank_work_ms - r->jank_lock_ms - r->jank_cpu_ms) / n);
 	}
@@ -728,7 +765,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nres; i++) {
 		struct mode_result *r = &res[i];
 
-		printf("  %-5s", r->mode);
+		printf("  %-7s", r->mode);
 		for (int l = 0; l < NLOCKS; l++)
 			printf("  %s %ld/%ld/%.1f", lock_names[l], r->lock_waits[l], r->lock_over_1ms[l],
 			       r->lock_max[l] / 1e6);
@@ -749,7 +786,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < nres; i++) {
 		struct mode_result *r = &res[i];
-		const char *m = r->mode;
+		const char *m = mode_key(r->mode, key, sizeof(key));
 
 		printf("M %s_frames %ld\n", m, r->frames);
 		printf("M %s_janky %ld\n", m, r->janky);
@@ -769,7 +806,7 @@ int main(int argc, char **argv)
 		printf("M %s_runnable_per_frame_ms %.3f\n", m, r->frames ? r->cpu_wait_ms / r->frames : 0);
 		printf("M %s_lock_wait_per_frame_ms %.3f\n", m, r->frames ? r->lock_wait_ms / r->frames : 0);
 		printf("M %s_secs %.1f\n", m, r->secs);
-		if (mode_is(m, "on")) {
+		if (mode_registers(r->mode)) {
 			const __u64 *c = r->st.counters;
 
 			printf("M %s_critical_waits %llu\n", m, (unsigned long long)c[SP_COUNTER_CRITICAL_WAITS]);
@@ -785,6 +822,19 @@ int main(int argc, char **argv)
 			printf("M %s_blocking_vs_off_pct %.1f\n", m, change(r->w.over_1ms, off->w.over_1ms));
 			printf("M %s_cpu_vs_off_pct %.2f\n", m, change(r->cpu_busy, off->cpu_busy));
 		}
+	}
+	/* Reported, not judged: see the comment at the top. */
+	if (onfifo && on && fifo) {
+		double best = pct_of(on->janky, on->frames), o = pct_of(onfifo->janky, onfifo->frames);
+
+		if (pct_of(fifo->janky, fifo->frames) < best)
+			best = pct_of(fifo->janky, fifo->frames);
+		printf("M onfifo_janky_vs_best_pp %.2f\n", o - best);
+		printf("%s on+fifo janky %.2f%% against the better of on (%.2f%%) and fifo (%.2f%%): %+.2f pp; "
+		       "late by more than a frame on+fifo %ld, on %ld, fifo %ld (reported, not judged)\n",
+		       o <= best ? "PASS" : "WARN", o, pct_of(on->janky, on->frames),
+		       pct_of(fifo->janky, fifo->frames), o - best, onfifo->late_frame, on->late_frame,
+		       fifo->late_frame);
 	}
 	if (verdict) {
 		if (!off || !on || !fifo) {
@@ -814,8 +864,24 @@ int main(int argc, char **argv)
 			printf("FAIL on's busy CPU is more than %.1f%% above off's\n", max_cpu);
 			fail = 1;
 		}
+		if (onfifo) {
+			if (change(onfifo->w.p999, off->w.p999) > -72) {
+				printf("FAIL on+fifo cuts the lock waits' p99.9 by less than 72%% against off\n");
+				fail = 1;
+			}
+			printf("on+fifo: %ld lock waits over 16 ms (at most %d), the longest %.1f ms; "
+			       "on %ld, the longest %.1f ms; off %ld\n", onfifo->w.over_16ms,
+			       ONFIFO_MAX_LONG_WAITS, onfifo->w.max / 1e6, on->w.over_16ms, on->w.max / 1e6,
+			       off->w.over_16ms);
+			if (onfifo->w.over_16ms > ONFIFO_MAX_LONG_WAITS) {
+				printf("FAIL on+fifo has %ld lock waits over 16 ms, more than %d\n",
+				       onfifo->w.over_16ms, ONFIFO_MAX_LONG_WAITS);
+				fail = 1;
+			}
+		}
 		if (!fail)
-			printf("PASS on against off and fifo%s\n", max_cpu < 0 ? " (busy CPU not judged)" : "");
+			printf("PASS on against off and fifo%s%s\n", onfifo ? ", on+fifo against off" : "",
+			       max_cpu < 0 ? " (busy CPU not judged)" : "");
 	}
 	return fail;
 }

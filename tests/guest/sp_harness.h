@@ -184,11 +184,12 @@ static __attribute__((unused)) void summarize_waits(uint64_t *v, long n, struct 
 }
 
 /*
- * A mode is a base mode (off, on, fifo, ext) with an optional suffix _nN that
- * runs the critical thread at nice -N: on_n10 is "on" with the critical
- * thread at nice -10, as Android runs the UI thread and RenderThread. Without
- * it the critical thread runs at nice 0, the harsher case. Returns the base's
- * length, or -1 if the suffix is malformed; sets *nice.
+ * A mode is a base mode (off, on, fifo, ext; sp-inversion also on+fifo) with
+ * an optional suffix _nN that runs the critical thread at nice -N: on_n10 is
+ * "on" with the critical thread at nice -10, as Android runs the UI thread
+ * and RenderThread. Without it the critical thread runs at nice 0, the
+ * harsher case. Returns the base's length, or -1 if the suffix is malformed;
+ * sets *nice.
  */
 static __attribute__((unused)) int mode_variant(const char *mode, int *nice)
 {
@@ -220,6 +221,22 @@ static __attribute__((unused)) const char *mode_suffix(const char *mode)
 	const char *s = strstr(mode, "_n");
 
 	return s ? s : "";
+}
+
+/*
+ * @mode as a metric prefix and capture tag: the mode without its '+', so that
+ * on+fifo (SuperPass on and the critical threads SCHED_FIFO) is onfifo and
+ * on+fifo_n10 is onfifo_n10; other modes unchanged. Writes into @buf.
+ */
+static __attribute__((unused)) const char *mode_key(const char *mode, char *buf, size_t len)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; mode[i] && j + 1 < len; i++)
+		if (mode[i] != '+')
+			buf[j++] = mode[i];
+	buf[j] = 0;
+	return buf;
 }
 
 /* Whether SuperPass acts in @mode: on, or ext (registered by someone else). */

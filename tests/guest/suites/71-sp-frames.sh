@@ -3,15 +3,23 @@
 # locks (the test device's kernel mutex and rwsem, mmap_lock through mmap and
 # mprotect, the owner-hinted futex lock, a PI mutex) that nice-10 background
 # workers also hold, against 4 nice-0 hogs busy half of every 10 ms. Modes off,
-# on (both threads registered) and fifo (both SCHED_FIFO 1, kernel PI on the PI
-# mutex). Metrics hz60_* and hz120_*: frames, janky frames, late by more than a
+# on (both threads registered), fifo (both SCHED_FIFO 1, kernel PI on the PI
+# mutex) and on+fifo (both registered and SCHED_FIFO 1; metrics *_onfifo_*).
+# Metrics hz60_* and hz120_*: frames, janky frames, late by more than a
 # frame, worst lateness, lock waits (count, >= 1 ms, p99.9, max), busy CPU, the
 # share of janky frames from lock waits and from waiting for a CPU, frame time
-# p50 / p90 / p99, lock wait and runnable time per frame, and on / fifo
-# against off.
+# p50 / p90 / p99, lock wait and runnable time per frame, on / fifo / on+fifo
+# against off, and on+fifo's janky share against the better of on and fifo
+# (onfifo_janky_vs_best_pp, percentage points).
 #
 # Enforced (-V), at both rates: on cuts janky frames by >= 29.2% and the lock
-# waits' p99.9 by >= 72% against off, and has no more janky frames than fifo.
+# waits' p99.9 by >= 72% against off, and has no more janky frames than fifo;
+# on+fifo cuts the lock waits' p99.9 by >= 72% against off and has at most 10
+# lock waits over 16 ms (sp-frames.c, ONFIFO_MAX_LONG_WAITS; in four runs on a
+# busy host off and fifo had 82-225, on 0-7, on+fifo 0-4). Whether on+fifo has
+# no more janky frames than the better of on and fifo is printed as a PASS or
+# WARN line, not judged: it held in those runs, by 0.5-8.6 points
+# (docs/deploy.md has the runs). The suite takes ~130-140 s, ~95 s before on+fifo.
 # The frame's work is 29% of it (UI an eighth, RenderThread a sixth). Three
 # runs (2026-12-04, one in this boot after all the tests before it): janky
 # frames at 60 Hz off 29.0 / 22.8% -> on 1.2 / 0.0% (fifo 17.9 / 11.5%); at
