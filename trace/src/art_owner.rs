@@ -5,7 +5,8 @@
 //! tell apart by itself; the owner's name settles it. The number is taken as a tid when that
 //! thread is in the waiter's process and carries the owner's name (or has no name); else the
 //! one thread of the waiter's process with that name is the owner; else a thread with that
-//! tid, if any.
+//! tid, if any, unless it is known to be in another process: a Java monitor's owner runs in
+//! the waiter's process, and on 11-13 a small ART thread id is often a kernel thread's tid.
 
 use std::collections::BTreeMap;
 
@@ -72,12 +73,55 @@ impl ArtOwners {
             .filter(|(_, t)| upid.is_some() && t.upid == upid && same_name(&t.name, name));
         match (named.next(), named.next()) {
             (Some((&u, _)), None) => Some(u),
-            _ => by_tid,
+            _ => by_tid.filter(|u| {
+                let other = self.threads.get(u).and_then(|t| t.upid);
+                upid.is_none() || other.is_none() || other == upid
+            }),
         }
     }
 
     /// The tid of `utid`.
     pub fn tid(&self, utid: u32) -> Option<i64> {
         self.threads.get(&utid).map(|t| t.tid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::art;
+
+    /// utid 1: kthreadd (tid 2, process 0); process 10: ui (tid 100), two threads named
+    /// `worker` (101, 102), `owner` (200), and 300 with no process known.
+    fn owners() -> ArtOwners {
+        ArtOwners::new([
+            (1, 2, Some(0), "kthreadd".into()),
+            (2, 100, Some(10), "ui".into()),
+            (3, 101, Some(10), "worker".into()),
+            (4, 102, Some(10), "worker".into()),
+            (5, 200, Some(10), "owner".into()),
+            (6, 300, None, "loner".into()),
+        ])
+    }
+
+    fn long(owner: &str, n: u32) -> String {
+        format!("monitor contention with owner {owner} ({n}) waiters=0 blocking from void a.B.c()(B.java:1)")
+    }
+
+    #[test]
+    fn owner_by_tid_then_by_name_within_the_process() {
+        let o = owners();
+        let resolve = |name: &str| o.resolve(&art::parse(name).unwrap(), 2);
+        // Android 7-10 and 14+: the number is the owner's tid.
+        assert_eq!(resolve(&long("owner", 200)), Some(5));
+        // Android 11-13: ART's id 2 is kthreadd's tid; the name finds the owner.
+        assert_eq!(resolve(&long("owner", 2)), Some(5));
+        // Two threads of that name: not kthreadd, which is in another process.
+        assert_eq!(resolve(&long("worker", 2)), None);
+        // A thread whose process the trace does not give may still be the owner.
+        assert_eq!(resolve(&long("worker", 300)), Some(6));
+        // The short form's number is a kernel tid, whatever the process.
+        let short = art::parse("Lock contention on thread list lock (owner tid: 2)").unwrap();
+        assert_eq!(o.resolve(&short, 2), Some(1));
     }
 }

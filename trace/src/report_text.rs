@@ -301,13 +301,15 @@ fn long_waits(o: &mut String, r: &Value, start: i64) {
         );
         if !w["owner"].is_null() {
             let st = &w["owner"]["state"];
-            let _ = writeln!(
-                o,
-                "    owner {}: {}\n      (runnable {} ms: the owner waited for a CPU; SuperPass removes that)",
-                who(&w["owner"]["thread"]),
-                items(st),
-                ms_v(&st["runnable_ns"])
-            );
+            let _ = writeln!(o, "    owner {}: {}", who(&w["owner"]["thread"]), items(st));
+            // Only an owner that did wait for a CPU gives the fast track something to remove.
+            if st["runnable_ns"].as_i64().is_some_and(|n| n > 0) {
+                let _ = writeln!(
+                    o,
+                    "      (runnable {} ms: the owner waited for a CPU; SuperPass removes that)",
+                    ms_v(&st["runnable_ns"])
+                );
+            }
         }
         for k in w["woken_by"].as_array().into_iter().flatten() {
             let _ = writeln!(

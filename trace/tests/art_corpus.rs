@@ -271,6 +271,17 @@ fn device_contention_slices_are_waits_with_kind_owner_and_nesting() {
             );
             waits_checked += 1;
         }
+        // The text says the owner waited for a CPU only where it did.
+        let owner_waited = got
+            .values()
+            .filter(|w| w["owner"]["state"]["runnable_ns"].as_i64() > Some(0))
+            .count();
+        let text = report::render_text(&rep);
+        assert_eq!(
+            text.matches("the owner waited for a CPU").count(),
+            owner_waited,
+            "{file}: {text}"
+        );
         monitor_table_rows(&conn, file, &rows);
         report_lists_monitor_methods(&rep, file, &rows);
         // The census has one row per lock kind, not per method string.

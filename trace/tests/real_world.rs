@@ -236,6 +236,10 @@ fn art_monitor_contention_is_a_wait_with_its_owner() {
     );
     let text = report::render_text(&r);
     assert!(text.contains("owner owner (200)"), "{text}");
+    assert!(
+        text.contains("(runnable 3.900 ms: the owner waited for a CPU"),
+        "{text}"
+    );
     assert!(text.contains("at +0.100 ms"), "{text}");
 }
 
