@@ -14,7 +14,7 @@ pub use super::observer::{NoObserver, Observer, RevokeReason};
 use super::probes::{self, ProbeDemand};
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
 use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
-use super::wakes::{Wake, WakesInFlight};
+use super::wakes::{Wake, WakesInFlight, WAKES_IN_FLIGHT};
 use super::{futex_wait_lock, lock_lane, Cpu, LockId, LockKind, Nanos, Role, Tid};
 
 /// The tasks a lock wait boosted, which the platform must locate with [`Engine::enqueue`] if

@@ -7,7 +7,10 @@
 //! preemptibly. A releaser whose grant ended at the first step is then a starved low-priority
 //! task that still owes the critical thread its wakeup; on the real kernel this held a woken
 //! futex waiter asleep for 67 ms. So the grant ends when the woken waiter joins a runqueue
-//! (the second step is done), not when it is picked.
+//! (the second step is done), not when it is picked. `wake_slice_ns` ends a wake sooner only
+//! when the woken waiter is off the fast track, whose enqueue the platform does not report; a
+//! boosted one's always is, and a releaser preempted between the steps for longer than that
+//! slice once left a critical waiter asleep for 750 ms.
 
 use super::{LockId, Nanos, Tid};
 

@@ -1436,8 +1436,31 @@ fn a_releaser_keeps_its_grant_until_the_waiter_it_wakes_is_runnable() {
 }
 
 #[test]
-fn a_wake_in_flight_ends_after_the_wake_slice() {
+fn a_wake_in_flight_lasts_until_its_boosted_waiter_is_runnable() {
+    // As measured on the real kernel: the releaser, nice 19, was preempted at the tick after
+    // futex_wake() picked the waiter and before wake_up_q() woke it; its grant ended with the
+    // wake slice, and the critical waiter slept on for 750 ms while it starved.
     let mut e = futex_wake_in_flight(|_| {});
+    let slice = e.tunables().wake_slice_ns;
+    for t in [slice, 4 * slice, 100 * MS] {
+        e.handle(2 * MS + t, Event::Tick { cpu: 1, curr: 0 });
+        assert!(e.is_boosted(200), "the woken waiter is not runnable yet");
+    }
+    let ev = Event::Enqueue {
+        cpu: 0,
+        tid: 100,
+        handle: 0,
+    };
+    e.handle(103 * MS, ev);
+    assert!(!e.is_boosted(200), "the wake is done");
+    ok(&e);
+}
+
+#[test]
+fn a_wake_in_flight_of_a_waiter_off_the_fast_track_ends_after_the_wake_slice() {
+    // One grant in all: the woken waiter's wake turn does not fit, so its enqueue goes unseen.
+    let mut e = futex_wake_in_flight(|t| t.max_grants = 1);
+    assert!(e.is_boosted(200) && !e.is_boosted(100));
     let slice = e.tunables().wake_slice_ns;
     e.handle(2 * MS + slice - 1, Event::Tick { cpu: 1, curr: 0 });
     assert!(e.is_boosted(200));

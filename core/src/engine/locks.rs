@@ -582,12 +582,30 @@ impl<O: Observer> Engine<O> {
         }
     }
 
-    /// Ends the wakes in flight for longer than `wake_slice_ns`: a woken waiter that is not
-    /// boosted joins a runqueue unseen.
+    /// Ends the wakes in flight for longer than `wake_slice_ns` whose woken waiter is not
+    /// boosted: such a waiter joins a runqueue unseen. A boosted one's enqueue is always
+    /// reported, and until it comes the releaser may not have woken it yet (preempted between
+    /// picking the waiter and `wake_up_q()`), so its grant lasts, bounded by its budget.
     pub fn settle_stale_wakes(&mut self, now: Nanos) {
-        if !self.wakes.is_empty() {
-            let slice = self.tun.wake_slice_ns;
-            self.settle_wakes(now, |w| now.saturating_sub(w.since) >= slice);
+        if self.wakes.is_empty() {
+            return;
+        }
+        let slice = self.tun.wake_slice_ns;
+        let mut stale = [Wake::default(); WAKES_IN_FLIGHT];
+        let mut n = 0;
+        for w in self.wakes.iter() {
+            let unseen = !self.ft.is_boosted(w.woken);
+            if unseen && now.saturating_sub(w.since) >= slice {
+                if let Some(s) = stale.get_mut(n) {
+                    *s = *w;
+                    n += 1;
+                }
+            }
+        }
+        if let Some(stale) = stale.get(..n) {
+            if !stale.is_empty() {
+                self.settle_wakes(now, |w| stale.contains(w));
+            }
         }
     }
 
