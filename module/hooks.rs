@@ -101,6 +101,12 @@ pub(crate) fn futex_woken(now: Nanos, woken: Tid, waker: Tid, queued: &[Tid]) {
     kicks.send();
 }
 
+/// The TID of the task running on CPU `cpu` (0: unknown), a racy read.
+fn cpu_curr(cpu: Cpu) -> Tid {
+    // SAFETY: plain call; it reads the runqueue's current task under RCU.
+    unsafe { ffi::sp_cpu_curr(cpu) }
+}
+
 /// CPUs to kick once the engine lock is dropped.
 struct Kicks {
     cpus: [Cpu; MAX_BLOCKERS],
@@ -132,9 +138,9 @@ impl Kicks {
     }
 }
 
-/// Records the `task_struct` of each newly boosted task in the engine, notes the CPU to kick,
-/// and follows a lock wait the task is in that no probe reported. `depth` counts the waits
-/// followed so far, which bounds the recursion.
+/// Records the `task_struct` of each newly boosted task in the engine and where it is queued,
+/// notes the CPU to kick if the engine says so, and follows a lock wait the task is in that no
+/// probe reported. `depth` counts the waits followed so far, which bounds the recursion.
 fn place(g: &mut Guard, now: Nanos, boosted: &[Tid], kicks: &mut Kicks, depth: usize) {
     for &tid in boosted {
         // The engine names a blocker by TID; the scheduler hooks need its task_struct.
@@ -143,7 +149,16 @@ fn place(g: &mut Guard, now: Nanos, boosted: &[Tid], kicks: &mut Kicks, depth: u
         };
         g.engine.set_handle(tid, task.handle());
         if let Some(cpu) = task.queued_cpu() {
-            kicks.add(cpu);
+            // Racy, as the queued CPU is: a pick validates what it runs under the rq lock.
+            let ev = Event::Enqueue {
+                cpu,
+                tid,
+                handle: task.handle(),
+                curr: cpu_curr(cpu),
+            };
+            if g.engine.handle(now, ev) == Answer::Resched {
+                kicks.add(cpu);
+            }
         }
     }
     if depth < MAX_DEPTH && !boosted.is_empty() {
@@ -177,8 +192,9 @@ fn follow_unreported(g: &mut Guard, now: Nanos, tid: Tid, kicks: &mut Kicks, dep
     place(g, now, answer.newly_boosted(), kicks, depth + 1);
 }
 
-/// Task `task` joins CPU `cpu`'s runqueue; returns true if that CPU should reschedule.
-pub(crate) fn enqueue(now: Nanos, cpu: Cpu, tid: Tid, task: TaskRef) -> bool {
+/// Task `task` joins CPU `cpu`'s runqueue, where `curr` runs; returns true if that CPU should
+/// reschedule.
+pub(crate) fn enqueue(now: Nanos, cpu: Cpu, tid: Tid, task: TaskRef, curr: Tid) -> bool {
     let Some(mut g) = state::lock() else {
         return false;
     };
@@ -186,6 +202,7 @@ pub(crate) fn enqueue(now: Nanos, cpu: Cpu, tid: Tid, task: TaskRef) -> bool {
         cpu,
         tid,
         handle: task.handle(),
+        curr,
     };
     g.engine.handle(now, ev) == Answer::Resched
 }
@@ -218,10 +235,12 @@ fn locate(g: &mut Guard, now: Nanos, rq: RqRef, cpu: Cpu) {
         }
     }
     for &tid in &found[..n] {
+        // The answer is moot: this CPU is picking now.
         let ev = Event::Enqueue {
             cpu,
             tid,
             handle: 0,
+            curr: 0,
         };
         g.engine.handle(now, ev);
     }

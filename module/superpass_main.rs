@@ -67,6 +67,7 @@ mod ffi {
         pub(crate) fn sp_task_queued_on(rq: *mut c_void, task: *mut c_void) -> bool;
         pub(crate) fn sp_task_pickable(rq: *mut c_void, task: *mut c_void) -> bool;
         pub(crate) fn sp_kick_cpu(cpu: u32);
+        pub(crate) fn sp_cpu_curr(cpu: u32) -> i32;
         pub(crate) fn sp_probes_sync();
         pub(crate) fn sp_trace_block(waiter: i32, blocker: i32, lock: u64, kind: u32);
         pub(crate) fn sp_trace_grant(blocker: i32, waiter: i32, root: i32, lock: u64, depth: u32);
@@ -355,7 +356,8 @@ pub unsafe extern "C" fn sp_hook_futex_woken(
     hooks::futex_woken(now, woken, waker, queued);
 }
 
-/// Task `task` (TID `tid`) joins CPU `cpu`'s runqueue; returns true if the CPU should reschedule.
+/// Task `task` (TID `tid`) joins CPU `cpu`'s runqueue, where `curr` runs; returns true if the
+/// CPU should reschedule.
 ///
 /// # Safety
 ///
@@ -366,11 +368,12 @@ pub unsafe extern "C" fn sp_hook_enqueue(
     cpu: c_uint,
     tid: i32,
     task: *mut c_void,
+    curr: i32,
 ) -> bool {
     let Some(task) = TaskRef::from_raw(task) else {
         return false;
     };
-    hooks::enqueue(now, cpu, tid, task)
+    hooks::enqueue(now, cpu, tid, task, curr)
 }
 
 /// `tid` leaves CPU `cpu`'s runqueue.

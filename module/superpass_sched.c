@@ -163,6 +163,30 @@ void sp_kick_cpu(u32 cpu)
 	sp_trace_kick(cpu, SP_KICK_IPI);
 }
 
+/*
+ * The TID of the task running on @cpu, or 0 if unknown: a racy read, for the
+ * engine's choice of whether to kick that CPU. Task structs are freed after an
+ * RCU grace period, so the one read stays valid until the pid is read.
+ */
+s32 sp_cpu_curr(u32 cpu)
+{
+	struct rq *rq;
+	struct task_struct *p;
+	s32 pid = 0;
+
+	if (cpu == raw_smp_processor_id())
+		return current->pid;
+	rq = cpu < NR_CPUS ? READ_ONCE(sp_rqs[cpu]) : NULL;
+	if (!rq)
+		return 0;
+	rcu_read_lock();
+	p = READ_ONCE(rq->curr);
+	if (p)
+		pid = READ_ONCE(p->pid);
+	rcu_read_unlock();
+	return pid;
+}
+
 /* Reschedules @rq's CPU; @rq is locked by the caller. */
 static void sp_resched_rq(struct rq *rq)
 {
@@ -280,7 +304,7 @@ void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p,
 	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
 	if (!sp_boosting() || !sp_may_be_boosted(p->pid) || !sp_is_fair(p))
 		return;
-	if (sp_hook_enqueue(sp_now(), cpu_of(rq), p->pid, p))
+	if (sp_hook_enqueue(sp_now(), cpu_of(rq), p->pid, p, rq->curr->pid))
 		sp_resched_rq(rq);
 }
 

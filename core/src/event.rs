@@ -135,6 +135,8 @@ pub enum Event<'a> {
         /// The platform's handle for it (0: none), recorded while it is boosted so that a pick
         /// can name it back ([`Answer::Run`]); the engine never interprets it.
         handle: u64,
+        /// The task running on that CPU (0: unknown), which an answer `Resched` preempts.
+        curr: Tid,
     },
     /// `tid` left CPU `cpu`'s runqueue.
     Dequeue {
@@ -384,9 +386,12 @@ impl<O: Observer> Engine<O> {
                 }
                 Answer::None
             }
-            Event::Enqueue { cpu, tid, handle } => {
-                Answer::flag(self.enqueue_task(now, cpu, tid, handle))
-            }
+            Event::Enqueue {
+                cpu,
+                tid,
+                handle,
+                curr,
+            } => Answer::flag(self.enqueue_task(now, cpu, tid, handle, curr)),
             Event::Dequeue { cpu, tid } => {
                 self.dequeue(now, cpu, tid);
                 Answer::None

@@ -6,12 +6,20 @@ impl<O: Observer> Engine<O> {
     /// `tid` joined CPU `cpu`'s runqueue; returns true if that CPU should reschedule now.
     #[inline]
     pub fn enqueue(&mut self, now: Nanos, cpu: Cpu, tid: Tid) -> bool {
-        self.enqueue_task(now, cpu, tid, 0)
+        self.enqueue_task(now, cpu, tid, 0, 0)
     }
 
-    /// [`Engine::enqueue`], recording the platform's `handle` for a boosted `tid` (0: none).
+    /// [`Engine::enqueue`], recording the platform's `handle` for a boosted `tid` (0: none);
+    /// `curr` runs on `cpu` (0: unknown).
     #[inline]
-    pub(crate) fn enqueue_task(&mut self, now: Nanos, cpu: Cpu, tid: Tid, handle: u64) -> bool {
+    pub(crate) fn enqueue_task(
+        &mut self,
+        now: Nanos,
+        cpu: Cpu,
+        tid: Tid,
+        handle: u64,
+        curr: Tid,
+    ) -> bool {
         // The filter turns away almost every task; `FastTrack::enqueue` looks up the rest.
         if !self.ft.may_be_boosted(tid) {
             return false;
@@ -19,15 +27,17 @@ impl<O: Observer> Engine<O> {
         if handle != 0 {
             self.ft.set_handle(tid, handle);
         }
-        self.enqueue_slow(now, cpu, tid)
+        self.enqueue_slow(now, cpu, tid, curr)
     }
 
     #[inline(never)]
-    pub(super) fn enqueue_slow(&mut self, now: Nanos, cpu: Cpu, tid: Tid) -> bool {
+    pub(super) fn enqueue_slow(&mut self, now: Nanos, cpu: Cpu, tid: Tid, curr: Tid) -> bool {
         if !self.wakes.is_empty() {
             self.settle_wakes(now, |w| w.woken == tid);
         }
-        self.ft.enqueue(now, cpu, tid, cx!(self))
+        let (filter, critical) = (&self.critical_filter, &self.critical);
+        let protected = || filter.may_contain(curr) && critical.contains(curr);
+        self.ft.enqueue(now, cpu, tid, protected, cx!(self))
     }
 
     /// `tid` left CPU `cpu`'s runqueue.

@@ -128,12 +128,18 @@ impl FastTrack {
     }
 
     /// `tid` is now on CPU `cpu`'s runqueue; returns true if that CPU should reschedule now.
+    ///
+    /// Never to preempt a `protected` running task (a critical thread). A critical waiter
+    /// reports its wait before it sleeps, and its blocker is often queued on its CPU:
+    /// preempted there, it would stay runnable behind that blocker, which can free and
+    /// retake the lock many times over before the waiter runs to see it free.
     #[inline]
     pub fn enqueue<O: Observer>(
         &mut self,
         now: Nanos,
         cpu: Cpu,
         tid: Tid,
+        protected: impl FnOnce() -> bool,
         cx: &mut Cx<'_, O>,
     ) -> bool {
         let Some(bi) = self.boost_of(tid) else {
@@ -182,11 +188,16 @@ impl FastTrack {
             }
         }
         self.charge(now, cpu, cx);
-        let run_now = self
-            .cpus
-            .get(cpu)
-            .is_some_and(|pc| !pc.throttled && pc.running.is_none())
-            && self.boost_at(bi as usize).is_some();
+        // A wake turn is at the head (above): it runs ahead of a boost running there.
+        let first = self.boost_at(bi as usize).is_some_and(|b| b.depth == 0);
+        let run_now = self.cpus.get(cpu).is_some_and(|pc| {
+            !pc.throttled
+                && match pc.running {
+                    None => true,
+                    Some(r) => first && r != bi,
+                }
+        }) && self.boost_at(bi as usize).is_some()
+            && !protected();
         cx.obs.queued(now, cpu as Cpu, tid, run_now);
         run_now
     }

@@ -306,6 +306,7 @@ impl SuperPass {
                     cpu,
                     tid: b,
                     handle: 0,
+                    curr: Self::curr_tid(w, cpu),
                 };
                 if self.handle(w.now, ev) == Answer::Resched {
                     out.push(Action::Resched(cpu));
@@ -388,6 +389,11 @@ impl SuperPass {
 
     fn opt_tid(w: &World, t: Option<TaskIdx>) -> Tid {
         t.map_or(0, |t| Self::tid(w, t))
+    }
+
+    /// The task running on CPU `cpu` (0: none), as the module reads it from the runqueue.
+    fn curr_tid(w: &World, cpu: u32) -> Tid {
+        Self::opt_tid(w, w.rqs.get(cpu as usize).and_then(|rq| rq.curr))
     }
 
     /// Turns boost changes into trace slices and reschedules where a newly boosted task waits.
@@ -524,6 +530,7 @@ impl Policy for SuperPass {
             cpu,
             tid,
             handle: 0,
+            curr: Self::curr_tid(w, cpu),
         };
         if self.handle(w.now, ev) == Answer::Resched {
             out.push(Action::Resched(cpu));
