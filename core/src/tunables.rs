@@ -167,7 +167,7 @@ tunables! {
         doc: "How long a fast-tracked task runs before the next fast-tracked task on its CPU gets a turn.",
     },
     budget_ns: u64 = {
-        default: 8_000_000,
+        default: 16_000_000,
         min: 500_000,
         max: 100_000_000,
         unit: "ns",
@@ -314,7 +314,10 @@ mod tests {
         assert_eq!(t.max_depth, 8);
         assert_eq!(t.set("lock_slots", 12), Err(AbiError::BadValue));
         assert_eq!(t.set("nope", 1), Err(AbiError::UnknownTunable));
-        assert_eq!(t.set("slice_ns", 9_000_000), Err(AbiError::BadValue));
+        assert_eq!(
+            t.set("slice_ns", t.budget_ns + 1_000_000),
+            Err(AbiError::BadValue)
+        );
         assert_eq!(t.slice_ns, 2_000_000);
     }
 

@@ -194,7 +194,7 @@ _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 	X(4, MAX_GRANTS, "max_grants", 32ULL, 1ULL, 64ULL, "grants") \
 	X(5, QUEUE_CAP, "queue_cap", 8ULL, 1ULL, 16ULL, "tasks") \
 	X(6, SLICE_NS, "slice_ns", 2000000ULL, 100000ULL, 20000000ULL, "ns") \
-	X(7, BUDGET_NS, "budget_ns", 8000000ULL, 500000ULL, 100000000ULL, "ns") \
+	X(7, BUDGET_NS, "budget_ns", 16000000ULL, 500000ULL, 100000000ULL, "ns") \
 	X(8, THROTTLE_WINDOW_NS, "throttle_window_ns", 100000000ULL, 10000000ULL, 1000000000ULL, "ns") \
 	X(9, THROTTLE_MAX_PCT, "throttle_max_pct", 50ULL, 1ULL, 100ULL, "%") \
 	X(10, PROBE_LINGER_NS, "probe_linger_ns", 1000000000ULL, 10000000ULL, 600000000000ULL, "ns") \
