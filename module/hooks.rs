@@ -60,15 +60,14 @@ pub(crate) fn rwsem_wait_start(
     kicks.send();
 }
 
-/// `waiter` starts a futex wait naming `owner` as the holder. The hint is checked against the
-/// task list only for a thread the engine might track: the engine decides what it means.
+/// `waiter` starts a futex wait naming `owner` as the holder. The probe calls only for a
+/// thread whose interest lane is set (`Published::interest_lanes`), so the hint is checked
+/// against the task list only for a thread the engine might track; the engine decides what it
+/// means.
 pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
     let mut kicks = Kicks::new();
     {
         let Some(mut g) = state::lock() else { return };
-        if !g.engine.may_track(waiter) {
-            return;
-        }
         // SAFETY: plain call; it looks the TID up under RCU and compares thread groups.
         let hinted = unsafe { ffi::sp_futex_hint_owner(owner) };
         // The hint is the waiter's process's own name for the owner; the engine's is the kernel's.
@@ -253,10 +252,12 @@ pub(crate) fn pick(now: Nanos, rq: RqRef, cpu: Cpu, fair_next: Tid) -> Picked {
     };
     locate(&mut g, now, rq, cpu);
     let task = pick_locked(&mut g, now, rq, cpu, fair_next);
-    Picked {
-        task,
-        deadline: g.engine.deadline(cpu),
-    }
+    let deadline = match g.engine.handle(now, Event::Bound { cpu }) {
+        Answer::Arm(at) => Some(at),
+        Answer::Resched => Some(now),
+        _ => None,
+    };
+    Picked { task, deadline }
 }
 
 /// What a pick decided: the task to run instead of CFS's choice, and when to ask again.
@@ -324,20 +325,12 @@ pub(crate) fn tick(now: Nanos, rq: RqRef, cpu: Cpu, curr: Tid) -> bool {
     resched
 }
 
-/// CPU `cpu`'s bound timer, armed after a pick for [`superpass_core::engine::Engine::deadline`],
-/// fired at `now`: `Ok(())` to reschedule, or `Err` with the deadline to fire at instead (none
-/// when no boosted task runs there any more: its grant ended without a pick, and the critical
-/// thread that may run now must not be preempted for it).
-pub(crate) fn bound_timer(now: Nanos, cpu: Cpu) -> Result<(), Option<Nanos>> {
-    // Early by less than this, it is due: another timer for a few microseconds costs more.
-    const SLACK_NS: Nanos = 50_000;
-    let Some(g) = state::lock() else {
-        return Err(None);
-    };
-    match g.engine.deadline(cpu) {
-        Some(at) if at <= now.saturating_add(SLACK_NS) => Ok(()),
-        later => Err(later),
-    }
+/// CPU `cpu`'s bound timer, armed after a pick, fired at `now`: the engine's answer to
+/// `Event::Bound` (`Resched`, `Arm` or `None`).
+pub(crate) fn bound_timer(now: Nanos, cpu: Cpu) -> Answer {
+    state::lock().map_or(Answer::None, |mut g| {
+        g.engine.handle(now, Event::Bound { cpu })
+    })
 }
 
 /// Task `tid` is being freed: the engine forgets it, and no pointer to it survives.
@@ -347,14 +340,15 @@ pub(crate) fn task_free(now: Nanos, tid: Tid, task: Option<TaskRef>) {
     g.engine.handle(now, Event::TaskExit { tid, handle });
 }
 
-/// The probe groups the engine wants attached at `now`, and `probe_linger_ns`; none while the
-/// engine is not installed. Taking the lock publishes the answer too ([`state::Guard`]).
+/// The probe groups the engine wants attached at `now`, and how soon to ask again; none while
+/// the engine is not installed. Releasing the lock publishes the same snapshot
+/// ([`state::Guard`]).
 pub(crate) fn probes_wanted(now: Nanos) -> (u32, u64) {
     let Some(mut g) = state::lock() else {
         return (0, 0);
     };
-    let linger = g.engine.tunables().probe_linger_ns;
-    (g.engine.probes_wanted(now), linger)
+    let p = g.engine.published(now);
+    (p.probes, p.probe_recheck_ns)
 }
 
 /// A balancing or clamp hook's question (`Event::UpdateMisfit`, `CanMigrate`, `UclampEff`):

@@ -460,10 +460,14 @@ pub unsafe extern "C" fn sp_hook_tick(now: u64, rq: *mut c_void, cpu: c_uint, cu
 pub unsafe extern "C" fn sp_hook_bound_timer(now: u64, cpu: c_uint, next: *mut u64) -> bool {
     let answer = hooks::bound_timer(now, cpu);
     if !next.is_null() {
+        let at = match answer {
+            Answer::Arm(at) => at,
+            _ => 0,
+        };
         // SAFETY: the caller passes a pointer valid for a write.
-        unsafe { next.write(answer.err().flatten().unwrap_or(0)) };
+        unsafe { next.write(at) };
     }
-    answer.is_ok()
+    answer == Answer::Resched
 }
 
 /// The uclamp.min task `tid` should have while it is boosted, or 0 to leave its clamp alone.
@@ -513,10 +517,10 @@ pub unsafe extern "C" fn sp_hook_task_free(now: u64, tid: i32, task: *mut c_void
 /// `recheck_ns` is valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn sp_probes_poll(now: u64, recheck_ns: *mut u64) -> u32 {
-    let (wanted, linger) = hooks::probes_wanted(now);
+    let (wanted, recheck) = hooks::probes_wanted(now);
     if !recheck_ns.is_null() {
         // SAFETY: the caller passes a pointer valid for a write.
-        unsafe { recheck_ns.write(linger / 2) };
+        unsafe { recheck_ns.write(recheck) };
     }
     wanted
 }

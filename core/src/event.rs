@@ -207,7 +207,21 @@ pub enum Event<'a> {
         /// The task.
         tid: Tid,
     },
+    /// CPU `cpu` just picked, or the timer it armed then fired: when must it pick again for a
+    /// boosted task that runs there to stop at its budget, its CPU's throttle share or its
+    /// slice? Answered `Resched` if that is now (within [`BOUND_SLACK_NS`]), `Arm` with the
+    /// moment if later, `None` if no boosted task runs there (its grant ended without a pick,
+    /// and the task running now, perhaps the critical thread it was for, must not be
+    /// preempted for it).
+    Bound {
+        /// The CPU.
+        cpu: Cpu,
+    },
 }
+
+/// How early a bound may be answered as due: another timer for a few microseconds costs more
+/// than running that much past the bound.
+pub const BOUND_SLACK_NS: Nanos = 50_000;
 
 impl Event<'_> {
     /// The wait-start hooks' event: `kind` is the [`LockKind`] encoding, `owner` the owner's
@@ -291,6 +305,8 @@ pub enum Answer {
     Veto,
     /// Raise the task's uclamp.min to this (uclamp).
     UclampMin(u32),
+    /// Ask again at this moment (bound).
+    Arm(Nanos),
 }
 
 impl Answer {
@@ -446,6 +462,11 @@ impl<O: Observer> Engine<O> {
             Event::UclampEff { tid } => {
                 self.uclamp_min(tid).map_or(Answer::None, Answer::UclampMin)
             }
+            Event::Bound { cpu } => match self.deadline(cpu) {
+                Some(at) if at <= now.saturating_add(BOUND_SLACK_NS) => Answer::Resched,
+                Some(at) => Answer::Arm(at),
+                None => Answer::None,
+            },
         }
     }
 }

@@ -1771,3 +1771,30 @@ fn a_wake_turn_preempts_a_running_blocker() {
     assert_eq!(e.pick(2 * MS, 0, 0), Some(100));
     ok(&e);
 }
+
+#[test]
+fn a_bound_is_armed_for_the_budget_and_due_within_the_slack() {
+    let mut e = engine();
+    let budget = e.tunables().budget_ns;
+    let bound = |e: &mut Engine<Log>, now| e.handle(now, Event::Bound { cpu: 0 });
+    assert_eq!(
+        bound(&mut e, MS),
+        Answer::None,
+        "nothing boosted runs there"
+    );
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 1));
+    assert!(queued_under(&mut e, MS, 200, 300));
+    assert_eq!(e.pick(MS, 0, 300), Some(200));
+    assert_eq!(bound(&mut e, MS), Answer::Arm(MS + budget));
+    let early = MS + budget - superpass_core::event::BOUND_SLACK_NS;
+    assert_eq!(
+        bound(&mut e, early),
+        Answer::Resched,
+        "due within the slack"
+    );
+    assert_eq!(bound(&mut e, early - 1), Answer::Arm(MS + budget));
+    // The release ends the grant: the timer must not preempt whoever runs now.
+    e.handle(2 * MS, Event::from_hook_owner(L1, 200, false));
+    assert_eq!(bound(&mut e, 2 * MS), Answer::None);
+    ok(&e);
+}

@@ -26,6 +26,9 @@ pub struct Published {
     pub woken_lanes: u64,
     /// The probe groups ([`probes`] bits) to keep attached ([`Engine::probes_wanted`]).
     pub probes: u32,
+    /// How soon to take a snapshot again while any probe group stays attached (0 when none
+    /// is wanted): the groups fall with time alone, once their `probe_linger_ns` has passed.
+    pub probe_recheck_ns: Nanos,
     /// Bit `c` clear proves CPU `c`'s picks and ticks cannot change anything: no boosted task
     /// is queued or runs there, every boosted task's runqueue is known (a pick elsewhere cannot
     /// find one), and no wake is in flight (a tick elsewhere cannot settle one). A CPU without
@@ -84,6 +87,11 @@ impl<O: Observer> Engine<O> {
             lock_lanes,
             woken_lanes,
             probes,
+            probe_recheck_ns: if probes != 0 {
+                self.tun.probe_linger_ns / 2
+            } else {
+                0
+            },
             work_cpus,
         }
     }
