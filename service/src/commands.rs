@@ -4,13 +4,31 @@
 //! (the dump transaction) and `cmd vendor.superpass.ISuperPass/default set max_depth 4` (the
 //! shell-command transaction, [`crate::shell`]). Commands run through the same [`ISuperPass`]
 //! methods a client calls, so the caller check applies: the calling uid must be allowed to
-//! change state.
+//! change state. `fifo` is a setting of the service itself with no interface method: it runs
+//! through [`Local`], which only the service's own dump and shell routes have.
 
 use std::io::Write;
 
+use rsbinder::BinderResult;
+
 use crate::aidl::ISuperPass;
 use crate::dump::Report;
+use crate::rtui;
 use crate::status;
+
+/// The service's own settings, which the interface has no method for: only `dumpsys` and
+/// `cmd`, answered in the service, reach them.
+pub trait Local {
+    /// Turns RT-UI on or off (an allowed uid only; saved) and says how it stands after.
+    fn set_fifo(&self, on: bool) -> BinderResult<rtui::Status>;
+
+    /// How RT-UI stands.
+    fn fifo(&self) -> rtui::Status;
+}
+
+/// Why `fifo` fails where the service's own routes are not at hand (a client's proxy).
+const NO_LOCAL: &str = "fifo is a setting of the service itself: use dumpsys or cmd \
+     vendor.superpass.ISuperPass/default fifo on|off (or superpassctl dumpsys fifo on|off)";
 
 /// What `dumpsys` arguments ask for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +54,8 @@ pub enum Command {
     Enable(bool),
     /// `discovery on|off`.
     Discovery(bool),
+    /// `fifo on|off` turns RT-UI on or off; `fifo` alone prints how it stands.
+    Fifo(Option<bool>),
     /// `reset-stats`.
     ResetStats,
     /// `help`.
@@ -51,6 +71,10 @@ SuperPass commands (dumpsys or cmd vendor.superpass.ISuperPass/default [ARGS]):
   get <name>          print one tunable
   enable | disable    turn the fast track on or off (saved across restarts)
   discovery on|off    watch the top-app cpuset for the foreground app (saved)
+  fifo on|off         RT-UI: make the critical UI and render threads SCHED_FIFO 1, and put
+                      each back to its policy and nice when it leaves the set or on off
+                      (saved; off by default; the service needs CAP_SYS_NICE)
+  fifo                how RT-UI stands: threads SCHED_FIFO, failures by errno
   reset-stats         zero the counters and the histogram
   help                this text
 Changing commands need an allowed uid (default: system, root).
@@ -102,11 +126,11 @@ pub fn parse_value(s: &str) -> Result<i64, String> {
         .ok_or_else(|| format!("`{s}` is too large"))
 }
 
-fn on_off(s: Option<&str>) -> Result<bool, String> {
+fn on_off(cmd: &str, s: &str) -> Result<bool, String> {
     match s {
-        Some("on" | "true" | "1") => Ok(true),
-        Some("off" | "false" | "0") => Ok(false),
-        _ => Err("expected on or off".into()),
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err(format!("{cmd} takes on or off, not `{s}`")),
     }
 }
 
@@ -125,15 +149,27 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         },
         ["enable"] => Command::Enable(true),
         ["disable"] => Command::Enable(false),
-        ["discovery", v] => Command::Discovery(on_off(Some(v))?),
+        ["discovery", v] => Command::Discovery(on_off("discovery", v)?),
+        ["fifo"] => Command::Fifo(None),
+        ["fifo", v] => Command::Fifo(Some(on_off("fifo", v)?)),
         ["reset-stats"] => Command::ResetStats,
         ["help"] | ["-h"] | ["--help"] => Command::Help,
         _ => return Err(format!("unknown arguments {args:?}")),
     })
 }
 
-/// Runs `cmd` against `svc`, writing its output to `out`.
+/// Runs `cmd` against `svc`, writing its output to `out` (a client: no `fifo`).
 pub fn execute(cmd: &Command, svc: &dyn ISuperPass, out: &mut dyn Write) -> Result<(), String> {
+    execute_with(cmd, svc, None, out)
+}
+
+/// Runs `cmd` against `svc` and, in the service, its own settings `local`.
+pub fn execute_with(
+    cmd: &Command,
+    svc: &dyn ISuperPass,
+    local: Option<&dyn Local>,
+    out: &mut dyn Write,
+) -> Result<(), String> {
     let err = |s: rsbinder::Status| status::describe(&s);
     let w = |out: &mut dyn Write, s: &str| {
         out.write_all(s.as_bytes())
@@ -141,7 +177,8 @@ pub fn execute(cmd: &Command, svc: &dyn ISuperPass, out: &mut dyn Write) -> Resu
     };
     match cmd {
         Command::Show { json } => {
-            let r = Report::collect(svc).map_err(err)?;
+            let mut r = Report::collect(svc).map_err(err)?;
+            r.service.fifo = local.map(|l| l.fifo());
             let mut s = if *json { r.to_json() } else { r.to_text() };
             if !s.ends_with('\n') {
                 s.push('\n');
@@ -175,6 +212,14 @@ pub fn execute(cmd: &Command, svc: &dyn ISuperPass, out: &mut dyn Write) -> Resu
                 },
             )
         }
+        Command::Fifo(on) => {
+            let local = local.ok_or(NO_LOCAL)?;
+            let st = match on {
+                Some(on) => local.set_fifo(*on).map_err(err)?,
+                None => local.fifo(),
+            };
+            w(out, &format!("fifo: {}\n", st.summary()))
+        }
         Command::ResetStats => {
             svc.resetStats().map_err(err)?;
             w(out, "stats reset\n")
@@ -185,8 +230,13 @@ pub fn execute(cmd: &Command, svc: &dyn ISuperPass, out: &mut dyn Write) -> Resu
 
 /// The service's `dump`: parses `args`, runs the command, and reports errors in the output
 /// (dumpsys shows only what the service writes).
-pub fn run_dump(svc: &dyn ISuperPass, args: &[String], out: &mut dyn Write) {
-    let r = parse(args).and_then(|c| execute(&c, svc, out));
+pub fn run_dump(
+    svc: &dyn ISuperPass,
+    local: Option<&dyn Local>,
+    args: &[String],
+    out: &mut dyn Write,
+) {
+    let r = parse(args).and_then(|c| execute_with(&c, svc, local, out));
     if let Err(e) = r {
         let _ = writeln!(out, "error: {e}\n\n{HELP}");
     }
@@ -200,11 +250,12 @@ pub const SHELL_FAILED: i32 = -1;
 /// [`SHELL_FAILED`]).
 pub fn run_shell(
     svc: &dyn ISuperPass,
+    local: Option<&dyn Local>,
     args: &[String],
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
-    match parse(args).and_then(|c| execute(&c, svc, out)) {
+    match parse(args).and_then(|c| execute_with(&c, svc, local, out)) {
         Ok(()) => 0,
         Err(e) => {
             let _ = writeln!(err, "error: {e}\n\n{HELP}");
@@ -242,10 +293,22 @@ mod tests {
         assert_eq!(p("enable"), Ok(Command::Enable(true)));
         assert_eq!(p("disable"), Ok(Command::Enable(false)));
         assert_eq!(p("discovery on"), Ok(Command::Discovery(true)));
+        assert_eq!(p("fifo on"), Ok(Command::Fifo(Some(true))));
+        assert_eq!(p("fifo off"), Ok(Command::Fifo(Some(false))));
+        assert_eq!(p("fifo"), Ok(Command::Fifo(None)));
         assert_eq!(p("reset-stats"), Ok(Command::ResetStats));
         assert_eq!(p("help"), Ok(Command::Help));
         assert!(p("set x").is_err());
-        assert!(p("discovery maybe").is_err());
+        assert_eq!(
+            p("discovery maybe"),
+            Err("discovery takes on or off, not `maybe`".into())
+        );
+        assert_eq!(
+            p("fifo maybe"),
+            Err("fifo takes on or off, not `maybe`".into())
+        );
+        assert!(p("fifo on now").is_err());
+        assert!(HELP.contains("fifo on|off"));
         assert!(p("frobnicate").is_err());
     }
 

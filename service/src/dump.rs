@@ -1,7 +1,8 @@
 //! The service's report — state, active hooks, stats, tunables — as text or JSON.
 //!
-//! The report is built from the AIDL getters only, so the service's `dump` (what `dumpsys`
-//! prints) and `superpassctl dump` over any transport print the same thing.
+//! The report is built from the AIDL getters, so the service's `dump` (what `dumpsys`
+//! prints) and `superpassctl dump` over any transport print the same thing, except the RT-UI
+//! line: that setting has no interface method, so only the service's own dump fills it in.
 
 use std::fmt::Write as _;
 
@@ -42,6 +43,9 @@ pub struct ServiceView {
     pub clients: i32,
     /// The merged critical set.
     pub critical_threads: Vec<ThreadView>,
+    /// RT-UI, where the service itself answers (`dumpsys`, `cmd`); absent over a client proxy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fifo: Option<crate::rtui::Status>,
 }
 
 /// One critical thread.
@@ -149,6 +153,7 @@ impl Report {
                         owner: r.owner,
                     })
                     .collect(),
+                fifo: None,
             },
             stats: StatsView {
                 critical_threads: stats.criticalThreads,
@@ -223,6 +228,9 @@ impl Report {
             on(s.foreground_discovery),
             s.clients
         );
+        if let Some(f) = &s.fifo {
+            let _ = writeln!(o, "  RT-UI (fifo): {}", f.summary());
+        }
         match s.foreground_pid {
             Some(p) => {
                 let _ = writeln!(o, "  foreground app: pid {p}");

@@ -9,8 +9,9 @@
 //!
 //! Layout: [`aidl`] holds the generated stubs, [`device`] the backends (kernel and in-memory)
 //! behind one trait, [`registry`] the pure bookkeeping of who registered what, [`service`] the
-//! binder object, [`shell`] the front that answers `cmd`, [`dump`] the text and JSON views, and
-//! [`commands`] the tuning commands that `dumpsys` arguments, `cmd` and `superpassctl` share. docs/service.md is the user guide.
+//! binder object, [`shell`] the front that answers `cmd`, [`dump`] the text and JSON views,
+//! [`commands`] the tuning commands that `dumpsys` arguments, `cmd` and `superpassctl` share,
+//! and [`rtui`] the optional SCHED_FIFO for the critical UI and render threads. docs/service.md is the user guide.
 
 pub mod aidl;
 pub mod caller;
@@ -23,6 +24,7 @@ pub mod persist;
 pub mod procfs;
 pub mod registry;
 pub mod result_receiver;
+pub mod rtui;
 pub mod service;
 pub mod shell;
 pub mod status;

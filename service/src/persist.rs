@@ -1,4 +1,4 @@
-//! The state the service keeps across restarts: mode and tunables, as JSON.
+//! The state the service keeps across restarts: mode, tunables and RT-UI, as JSON.
 //!
 //! Registrations are not persisted: TIDs die with their processes, and owners re-register.
 //!
@@ -27,16 +27,21 @@ pub struct Persisted {
     pub foreground_discovery: bool,
     /// Tunables set through the service, by name; the others keep the module's defaults.
     pub tunables: BTreeMap<String, u64>,
+    /// Whether RT-UI makes the critical UI and render threads SCHED_FIFO ([`crate::rtui`]);
+    /// a file from before the setting existed reads as off.
+    #[serde(default)]
+    pub fifo: bool,
 }
 
 impl Persisted {
-    /// The state of a fresh install: enabled, no discovery, default tunables.
+    /// The state of a fresh install: enabled, no discovery, default tunables, RT-UI off.
     pub fn initial() -> Self {
         Self {
             format: FORMAT,
             enabled: true,
             foreground_discovery: false,
             tunables: BTreeMap::new(),
+            fifo: false,
         }
     }
 
@@ -131,6 +136,21 @@ mod tests {
         let p = Persisted::load(&path).unwrap().unwrap();
         assert!(!p.enabled && p.foreground_discovery);
         assert_eq!(p.tunables.get("max_depth"), Some(&2));
+        assert!(!p.fifo, "a file without the RT-UI setting reads as off");
+    }
+
+    #[test]
+    fn the_rt_ui_setting_is_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let mut p = Persisted::initial();
+        assert!(!p.fifo, "off by default");
+        p.fifo = true;
+        p.save(&path).unwrap();
+        assert!(std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("\"fifo\": true"));
+        assert!(Persisted::load(&path).unwrap().unwrap().fifo);
     }
 
     #[test]

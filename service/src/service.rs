@@ -3,8 +3,9 @@
 //! Every mutating call checks the caller's uid, validates its arguments against `/proc`,
 //! applies the change to a copy of the [`Registry`], pushes the merged critical set into the
 //! module, and commits the copy only if the module accepted it. Registrations made with a
-//! client token are dropped when the token's process dies (a death notification). Mode and
-//! tunables are saved to the state file after each change and re-applied at start.
+//! client token are dropped when the token's process dies (a death notification). Mode,
+//! tunables and RT-UI are saved to the state file after each change and re-applied at start.
+//! Every committed change also brings RT-UI ([`crate::rtui`]) in line with the new set.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -17,11 +18,13 @@ use superpass_core::Role;
 
 use crate::aidl::{self, consts, ISuperPass};
 use crate::caller::CallerPolicy;
+use crate::commands::Local;
 use crate::device::{DeviceError, Module};
 use crate::discovery::{self, TopApp, Watcher};
 use crate::persist::Persisted;
 use crate::procfs::ProcFs;
 use crate::registry::{ClientId, Foreground, Owner, Registry};
+use crate::rtui::{self, RtUi, Scheduler, Syscalls};
 use crate::status;
 
 /// How the service is set up (the service binary's flags).
@@ -37,6 +40,8 @@ pub struct Options {
     pub discovery: discovery::Config,
     /// Forces foreground discovery on (`Some(true)`) or off at start, over the saved mode.
     pub discover_foreground: Option<bool>,
+    /// Forces RT-UI on (`Some(true)`) or off at start, over the saved setting.
+    pub fifo: Option<bool>,
 }
 
 /// The `vendor.superpass.ISuperPass` implementation; wrap it with `BnSuperPass::new_binder`.
@@ -64,6 +69,8 @@ struct State {
     abi_version: u32,
     /// The last top app the watcher saw, re-applied when an explicit foreground app goes.
     discovered: Option<TopApp>,
+    /// SCHED_FIFO for the critical UI and render threads, synced at every commit.
+    rtui: RtUi,
 }
 
 struct Client {
@@ -95,7 +102,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl SuperPass {
     /// Starts the service on `module`: re-applies the saved mode and tunables, clears any
     /// critical set a previous instance left, and starts discovery if it is on.
-    pub fn start(mut module: Module, opts: Options) -> Result<Self, DeviceError> {
+    pub fn start(module: Module, opts: Options) -> Result<Self, DeviceError> {
+        Self::start_with(module, opts, Box::new(Syscalls))
+    }
+
+    /// [`start`](Self::start) with RT-UI over `sched` instead of the real system calls.
+    pub fn start_with(
+        mut module: Module,
+        opts: Options,
+        sched: Box<dyn Scheduler>,
+    ) -> Result<Self, DeviceError> {
         let version = module.version()?;
         log::info!(
             "superpass module: ABI {}, {} critical slots, active mask {:#x} ({})",
@@ -151,7 +167,11 @@ impl SuperPass {
         if let Some(on) = opts.discover_foreground {
             persisted.foreground_discovery = on;
         }
+        if let Some(on) = opts.fifo {
+            persisted.fifo = on;
+        }
         let discover = persisted.foreground_discovery;
+        let rtui = RtUi::new(sched, persisted.fifo);
         let shared = Arc::new_cyclic(|me| Shared {
             me: me.clone(),
             state: Mutex::new(State {
@@ -162,6 +182,7 @@ impl SuperPass {
                 persisted,
                 abi_version: version.abi,
                 discovered: None,
+                rtui,
             }),
             watcher: Mutex::new(None),
             policy: opts.policy,
@@ -181,11 +202,19 @@ impl SuperPass {
         let w = lock(&self.shared.watcher).take();
         drop(w);
     }
+
+    /// The service's own settings, for the shell front: [`Local`] without the binder stub.
+    pub fn local(&self) -> Arc<dyn Local + Send + Sync> {
+        self.shared.clone()
+    }
 }
 
 impl Drop for SuperPass {
     fn drop(&mut self) {
         self.shutdown();
+        // The threads RT-UI promoted must not stay real-time after the service that would
+        // put them back is gone.
+        lock(&self.shared.state).rtui.release();
     }
 }
 
@@ -301,12 +330,12 @@ impl Shared {
                 ),
             ));
         }
-        if next.critical_set() != st.registry.critical_set() {
-            st.module
-                .set_critical(&next.critical_set())
-                .map_err(status::device)?;
+        let set = next.critical_set();
+        if set != st.registry.critical_set() {
+            st.module.set_critical(&set).map_err(status::device)?;
         }
         st.registry = next;
+        st.rtui.sync(&set);
         Ok(())
     }
 
@@ -387,6 +416,13 @@ impl Shared {
         }
     }
 
+    /// Prunes dead threads and brings RT-UI in line with what is left.
+    fn refresh(&self, st: &mut State) {
+        if let Err(e) = self.update(st, |_| Ok(())) {
+            log::warn!("pruning dead threads: {}", status::describe(&e));
+        }
+    }
+
     fn owner_label(st: &State, owner: Owner) -> String {
         match owner {
             Owner::Uid(uid) => format!("uid:{uid}"),
@@ -396,6 +432,37 @@ impl Shared {
                 None => format!("client#{id}"),
             },
         }
+    }
+}
+
+impl Local for Shared {
+    fn set_fifo(&self, on: bool) -> BinderResult<rtui::Status> {
+        self.check_caller()?;
+        let mut st = lock(&self.state);
+        self.refresh(&mut st);
+        let st = &mut *st;
+        st.rtui.set_on(on, &st.registry.critical_set());
+        st.persisted.fifo = on;
+        self.save(st);
+        let status = st.rtui.status();
+        log::info!("RT-UI (fifo): {}", status.summary());
+        Ok(status)
+    }
+
+    fn fifo(&self) -> rtui::Status {
+        let mut st = lock(&self.state);
+        self.refresh(&mut st);
+        st.rtui.status()
+    }
+}
+
+impl Local for SuperPass {
+    fn set_fifo(&self, on: bool) -> BinderResult<rtui::Status> {
+        self.shared.set_fifo(on)
+    }
+
+    fn fifo(&self) -> rtui::Status {
+        self.shared.fifo()
     }
 }
 
@@ -415,7 +482,7 @@ fn foreground_of(t: TopApp) -> Foreground {
 
 impl Interface for SuperPass {
     fn dump(&self, writer: &mut dyn std::io::Write, args: &[String]) -> rsbinder::Result<()> {
-        crate::commands::run_dump(self, args, writer);
+        crate::commands::run_dump(self, Some(self), args, writer);
         Ok(())
     }
 }
@@ -668,9 +735,7 @@ impl ISuperPass for SuperPass {
         let discovering = lock(&s.watcher).is_some();
         let mut st = lock(&s.state);
         // A foreground app or thread that died since the last change must not show as held.
-        if let Err(e) = s.update(&mut st, |_| Ok(())) {
-            log::warn!("pruning dead threads: {}", status::describe(&e));
-        }
+        s.refresh(&mut st);
         let enabled = st.module.stats().map_err(status::device)?.enabled == 1;
         let registrations = st
             .registry

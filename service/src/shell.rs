@@ -9,8 +9,8 @@
 //! rsbinder 0.12's generated stub does not handle `_CMD`, but a `Binder` hands every code
 //! outside the AIDL method range to its `Remotable` before any interface check, so
 //! [`ShellFront`] sits in front of the generated stub: it answers `_CMD` itself, running the
-//! same command table as `dumpsys` ([`commands`]), and forwards every other code to the stub
-//! unchanged. Only root and shell may run commands; the commands that change state then pass
+//! same command table as `dumpsys` ([`commands`]), with the service's own settings at hand
+//! ([`commands::Local`]), and forwards every other code to the stub unchanged. Only root and shell may run commands; the commands that change state then pass
 //! the service's usual caller check.
 //!
 //! The fds are read from the flat objects' words with the public parcel API: rsbinder's own
@@ -22,6 +22,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{FromRawFd, RawFd};
+use std::sync::Arc;
 
 use rsbinder::{
     FromIBinder, Interface, Parcel, Remotable, SIBinder, Stability, StatusCode, Strong,
@@ -30,8 +31,9 @@ use rsbinder::{
 
 use crate::aidl::{BnSuperPass, ISuperPass};
 use crate::caller;
-use crate::commands;
+use crate::commands::{self, Local};
 use crate::result_receiver::IResultReceiver;
+use crate::service::SuperPass;
 
 /// `BINDER_TYPE_FD` (`B_PACK_CHARS('f', 'd', '*', 0x85)`): the type word of a flat fd object.
 pub const BINDER_TYPE_FD: u32 = 0x6664_2a85;
@@ -48,13 +50,15 @@ pub const MAX_ARGS: i32 = 64;
 /// The binder object the service registers: `_CMD` here, everything else to the AIDL stub.
 pub struct ShellFront {
     stub: Strong<dyn ISuperPass>,
+    local: Arc<dyn Local + Send + Sync>,
 }
 
 impl ShellFront {
     /// Wraps `svc` in the generated stub and puts the front before it.
-    pub fn new_binder<T: ISuperPass + Sync + 'static>(svc: T) -> SIBinder {
+    pub fn new_binder(svc: SuperPass) -> SIBinder {
+        let local = svc.local();
         let stub = BnSuperPass::new_binder(svc);
-        rsbinder::Binder::new_with_stability(Self { stub }, Stability::Vintf).as_binder()
+        rsbinder::Binder::new_with_stability(Self { stub, local }, Stability::Vintf).as_binder()
     }
 
     fn shell_command(&self, reader: &mut Parcel) -> rsbinder::Result<()> {
@@ -69,7 +73,13 @@ impl ShellFront {
             return Err(StatusCode::InvalidOperation);
         }
         let mut req = ShellRequest::read(reader)?;
-        let code = commands::run_shell(&*self.stub, &req.args, &mut req.out, &mut req.err);
+        let code = commands::run_shell(
+            &*self.stub,
+            Some(&*self.local),
+            &req.args,
+            &mut req.out,
+            &mut req.err,
+        );
         let _ = req.out.flush();
         drop(req.input);
         match req.receiver {
@@ -118,7 +128,7 @@ impl Remotable for ShellFront {
     }
 
     fn on_dump(&self, writer: &mut dyn Write, args: &[String]) -> rsbinder::Result<()> {
-        commands::run_dump(&*self.stub, args, writer);
+        commands::run_dump(&*self.stub, Some(&*self.local), args, writer);
         Ok(())
     }
 }

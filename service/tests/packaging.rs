@@ -344,4 +344,6 @@ fn sepolicy_labels_and_declares_every_name() {
     // The .rc grants the capability the policy allows.
     assert!(read("service/superpass.rc").contains("capabilities SYS_NICE"));
     assert!(te.contains("self:global_capability_class_set sys_nice"));
+    // RT-UI reads and sets app threads' scheduling.
+    assert!(te.contains("allow hal_superpass_default appdomain:process { getsched setsched };"));
 }

@@ -14,6 +14,11 @@
 # device 0666. A shell-uid (2000) client may read but not change state; `cmd` goes through
 # a real shell-command transaction (shell-cmd) and only root and shell may use it.
 #
+# Step 3c turns RT-UI on and off with `cmd ... fifo on|off`: the registered UI and render
+# threads must become SCHED_FIFO 1 (the service has CAP_SYS_NICE, as on a device), a thread of
+# role OTHER must stay fair, and each must come back to SCHED_OTHER at its nice value when it
+# leaves the set or RT-UI goes off (policy, priority and nice read from /proc/<pid>/stat).
+#
 # Step 5 runs sp-inversion with modes off,ext: in "ext" its critical thread prints
 # "critical <pid> <tid>", waits for a line on stdin, and is registered only through
 # `superpassctl add-critical ... --hold`; sp-inversion -R fails unless ext cuts the
@@ -149,6 +154,55 @@ cmdcheck "cmd refused to a uid other than root and shell" sh -c \
 echo "cmd_ok $cmd_ok" >>"$METRICS"
 $CTL set max_depth 4 >/dev/null
 
+# 3c. RT-UI through `cmd`: the registered UI and render threads SCHED_FIFO 1, and back.
+# "policy rt_priority nice" of a thread: fields 41, 40 and 19 of its stat (proc(5)).
+sched_of() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $39, $38, $17 }'; }
+fifo_ok=1
+fifocheck() { desc=$1; shift; if "$@" >>"$WORK/log" 2>&1; then ok "$desc"; else bad "$desc"; fifo_ok=0; fi; }
+sleep 1000 &
+UI_T=$!
+sleep 1000 &
+RT_T=$!
+sleep 1000 &
+OT_T=$!
+# Android runs the frame threads at nice -10; RT-UI must give that back.
+renice -10 -p $UI_T >>"$WORK/log" 2>&1
+ui_before=$(sched_of $UI_T)
+rt_before=$(sched_of $RT_T)
+echo "# RT-UI threads: ui $UI_T ($ui_before), render $RT_T ($rt_before), other $OT_T" >>"$WORK/log"
+fifocheck "the UI thread starts fair at nice -10 ($ui_before)" test "$ui_before" = "0 0 -10"
+fifocheck "fifo is off by default" sh -c "[ \"\$(shell-cmd fifo)\" = 'fifo: off' ] && shell-cmd | grep -q 'RT-UI (fifo): off'"
+fifocheck "fifo with a bad value names the problem" sh -c \
+    "shell-cmd fifo maybe >$WORK/cmd.out 2>$WORK/cmd.err; [ \$? = 255 ] && grep -q 'fifo takes on or off, not .maybe.' $WORK/cmd.err && grep -q 'fifo on|off' $WORK/cmd.err"
+fifocheck "cmd as shell cannot turn fifo on" sh -c \
+    "! sp-runas --uid $AID_SHELL --gid $AID_SHELL -- shell-cmd fifo on 2>$WORK/cmd.err && grep -q 'permission denied' $WORK/cmd.err"
+$CTL foreground $UI_T $UI_T >>"$WORK/log" 2>&1
+$CTL add-critical $RT_T $RT_T --role render >>"$WORK/log" 2>&1
+$CTL add-critical $OT_T $OT_T --role other >>"$WORK/log" 2>&1
+fifocheck "three critical threads registered" sh -c "$CTL stats --json | grep -q '\"critical_threads\": 3'"
+fifocheck "all fair while fifo is off" test "$(sched_of $UI_T | cut -d' ' -f1)$(sched_of $RT_T | cut -d' ' -f1)" = 00
+shell-cmd fifo on >"$WORK/fifo.out" 2>>"$WORK/log"
+cat "$WORK/fifo.out" >>"$WORK/log"
+fifocheck "cmd fifo on: 2 of 2 threads SCHED_FIFO 1" grep -qx 'fifo: on, 2 of 2 UI and render threads SCHED_FIFO 1' "$WORK/fifo.out"
+fifocheck "the UI thread is SCHED_FIFO 1 ($(sched_of $UI_T)), its nice kept" test "$(sched_of $UI_T)" = "1 1 ${ui_before##* }"
+fifocheck "the RenderThread is SCHED_FIFO 1 ($(sched_of $RT_T))" test "$(sched_of $RT_T)" = "1 1 ${rt_before##* }"
+fifocheck "a thread of role other stays SCHED_OTHER" test "$(sched_of $OT_T | cut -d' ' -f1)" = 0
+fifocheck "dumpsys shows RT-UI" sh -c "$CTL dumpsys | grep -q 'RT-UI (fifo): on, 2 of 2 UI and render threads SCHED_FIFO 1'"
+fifocheck "dumpsys --json shows RT-UI" sh -c "$CTL dumpsys --json | grep -q '\"fifo\": 2'"
+fifocheck "the setting is saved" grep -q '"fifo": true' "$WORK/state/state.json"
+$CTL remove-critical $RT_T >>"$WORK/log" 2>&1
+fifocheck "an unregistered RenderThread is back to SCHED_OTHER at its nice ($(sched_of $RT_T))" test "$(sched_of $RT_T)" = "$rt_before"
+fifocheck "the UI thread stays SCHED_FIFO 1" test "$(sched_of $UI_T | cut -d' ' -f1,2)" = "1 1"
+fifocheck "cmd fifo off" sh -c "[ \"\$(shell-cmd fifo off)\" = 'fifo: off' ]"
+fifocheck "fifo off puts the UI thread back to SCHED_OTHER at nice ${ui_before##* } ($(sched_of $UI_T))" test "$(sched_of $UI_T)" = "$ui_before"
+fifocheck "the registrations stay" sh -c "$CTL stats --json | grep -q '\"critical_threads\": 2'"
+$CTL clear-foreground >>"$WORK/log" 2>&1
+$CTL remove-critical $OT_T >>"$WORK/log" 2>&1
+kill $UI_T $RT_T $OT_T 2>/dev/null
+wait $UI_T $RT_T $OT_T 2>/dev/null
+# On across the restart below (nothing is registered now, so nothing is promoted).
+fifocheck "cmd fifo on with nothing registered" sh -c "[ \"\$(shell-cmd fifo on)\" = 'fifo: on, 0 of 0 UI and render threads SCHED_FIFO 1' ]"
+
 # 4. Restart keeps the mode and tunables.
 check "the service saved its state as system" sh -c "grep -q max_depth $WORK/state/state.json"
 kill "$SVC_PID"; wait "$SVC_PID" 2>/dev/null
@@ -156,6 +210,10 @@ start_service
 i=0
 until $CTL version >/dev/null 2>&1; do i=$((i + 1)); [ $i -gt 50 ] && break; sleep 0.1; done
 check "a restart restores tunables" sh -c "[ \"\$($CTL get max_depth)\" = 4 ]"
+fifocheck "a restart restores fifo" sh -c "shell-cmd fifo | grep -q '^fifo: on'"
+# Off again: step 5 measures SuperPass alone.
+fifocheck "cmd fifo off after the restart" sh -c "[ \"\$(shell-cmd fifo off)\" = 'fifo: off' ]"
+echo "fifo_ok $fifo_ok" >>"$METRICS"
 
 # 5. The inversion scenario, its critical thread registered through the service only.
 if command -v sp-inversion >/dev/null 2>&1 && [ -c /dev/superpass-test ]; then

@@ -74,6 +74,12 @@ struct Args {
     #[arg(long)]
     discover_foreground: bool,
 
+    /// RT-UI: make the critical UI and render threads SCHED_FIFO 1 (needs CAP_SYS_NICE), as
+    /// Android's sys.use_fifo_ui=1 does for the top app. Overrides the saved setting for this
+    /// start; `cmd vendor.superpass.ISuperPass/default fifo off` can still turn it off.
+    #[arg(long)]
+    fifo: bool,
+
     /// Root of the cpuset hierarchy that holds the top-app group.
     #[arg(long, value_name = "DIR", default_value = "/dev/cpuset")]
     cgroup_root: PathBuf,
@@ -133,6 +139,7 @@ fn main() -> ExitCode {
         },
         proc,
         discover_foreground: args.discover_foreground.then_some(true),
+        fifo: args.fifo.then_some(true),
     };
     let svc = match SuperPass::start(Module::new(dev), opts) {
         Ok(s) => s,
