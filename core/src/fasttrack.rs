@@ -547,7 +547,7 @@ mod tests {
         };
         let mut ft = FastTrack::new(2);
         ft.grant(0, link(5, 1), cx);
-        assert!(!ft.enqueue(0, 7, 5, || false, cx));
+        assert!(!ft.enqueue(0, 7, 5, false, cx));
         assert_eq!(ft.pick(0, 7, 1, 1, || false, cx), None);
         assert!(!ft.tick(0, 99, 5, || false, cx));
         ft.check(&t).unwrap();

@@ -35,8 +35,7 @@ impl<O: Observer> Engine<O> {
         if !self.wakes.is_empty() {
             self.settle_wakes(now, |w| w.woken == tid);
         }
-        let (filter, critical) = (&self.critical_filter, &self.critical);
-        let protected = || filter.may_contain(curr) && critical.contains(curr);
+        let protected = curr != 0 && self.is_critical(curr);
         self.ft.enqueue(now, cpu, tid, protected, cx!(self))
     }
 

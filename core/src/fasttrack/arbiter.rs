@@ -139,7 +139,7 @@ impl FastTrack {
         now: Nanos,
         cpu: Cpu,
         tid: Tid,
-        protected: impl FnOnce() -> bool,
+        protected: bool,
         cx: &mut Cx<'_, O>,
     ) -> bool {
         let Some(bi) = self.boost_of(tid) else {
@@ -188,16 +188,15 @@ impl FastTrack {
             }
         }
         self.charge(now, cpu, cx);
-        // A wake turn is at the head (above): it runs ahead of a boost running there.
-        let first = self.boost_at(bi as usize).is_some_and(|b| b.depth == 0);
-        let run_now = self.cpus.get(cpu).is_some_and(|pc| {
-            !pc.throttled
-                && match pc.running {
-                    None => true,
-                    Some(r) => first && r != bi,
-                }
-        }) && self.boost_at(bi as usize).is_some()
-            && !protected();
+        // Charging may have ended the boost, or the wake turn within it. A wake turn is at the
+        // head (above): it runs ahead of a boost running there.
+        let run_now = !protected
+            && self.boost_at(bi as usize).is_some_and(|b| {
+                let wake_turn = b.depth == 0;
+                self.cpus.get(cpu).is_some_and(|pc| {
+                    !pc.throttled && pc.running.map_or(true, |r| wake_turn && r != bi)
+                })
+            });
         cx.obs.queued(now, cpu as Cpu, tid, run_now);
         run_now
     }
