@@ -280,8 +280,20 @@ fn pick_locked(g: &mut Guard, now: Nanos, rq: RqRef, cpu: Cpu, fair_next: Tid) -
             // Validated under the rq lock and the engine lock: queued here, fair, not delayed.
             Some(task) if task.pickable(rq) => return Some(task),
             // The engine's queue is stale (the task moved or sleeps): drop it from there.
-            _ => {
+            stale => {
                 g.engine.handle(now, Event::Dequeue { cpu, tid });
+                // Moved, not asleep: a load balance took it before the lanes that report its
+                // enqueue there were published. Placed there, it is run at that CPU's next pick
+                // or tick; left as if asleep, no pick would find it until it slept and woke.
+                if let Some(c) = stale.and_then(TaskRef::queued_cpu).filter(|&c| c != cpu) {
+                    let ev = Event::Enqueue {
+                        cpu: c,
+                        tid,
+                        handle,
+                        curr: 0,
+                    };
+                    g.engine.handle(now, ev);
+                }
             }
         }
     }
