@@ -74,6 +74,18 @@ fn wait_on(waiter: Tid, lock: u64, kind: LockKind, owner: Tid, cpu: u32) -> Even
     }
 }
 
+/// Critical thread 100, on CPU 0 at 1 ms, starts an owner-hinted futex wait naming 200, which
+/// is boosted.
+fn futex_wait_for_200(e: &mut Engine<Log>) {
+    let wait = Event::FutexWait {
+        waiter: 100,
+        owner: 200,
+        valid: true,
+        cpu: 0,
+    };
+    assert_eq!(e.handle(MS, wait).newly_boosted(), &[200]);
+}
+
 /// The platform's view of `lock`'s holders right before a wait on it, as the rwsem wait
 /// probe reports it.
 fn lock_seen(e: &mut Engine<Log>, now: Nanos, lock: u64, owner: Tid, readers: &[Tid]) {
@@ -978,13 +990,7 @@ fn handle_dispatches_every_lock_event_like_the_methods() {
 fn an_owner_hinted_futex_wait_boosts_the_named_holder_until_the_wait_ends() {
     use superpass_core::{futex_wait_lock, Answer, Event};
     let mut e = engine();
-    let wait = Event::FutexWait {
-        waiter: 100,
-        owner: 200,
-        valid: true,
-        cpu: 0,
-    };
-    assert_eq!(e.handle(MS, wait).newly_boosted(), &[200]);
+    futex_wait_for_200(&mut e);
     assert!(e.is_boosted(200));
     assert_eq!(e.stats().get(Counter::FutexHints), 1);
     // The holder's release (unseen: a futex is released in user space) wakes a non-critical
@@ -1392,13 +1398,7 @@ fn a_zero_wake_slice_turns_wake_turns_off_but_keeps_the_deferral() {
 /// starts waking 100.
 fn futex_wake_in_flight(tune: impl FnOnce(&mut Tunables)) -> Engine<Log> {
     let mut e = engine_with(tune);
-    let wait = Event::FutexWait {
-        waiter: 100,
-        owner: 200,
-        valid: true,
-        cpu: 0,
-    };
-    assert_eq!(e.handle(MS, wait).newly_boosted(), &[200]);
+    futex_wait_for_200(&mut e);
     e.handle(2 * MS, Event::from_hook_futex_woken(100, 100, 200));
     ok(&e);
     e
@@ -1723,13 +1723,7 @@ fn a_critical_waiter_is_not_preempted_by_its_blocker_before_it_sleeps() {
     // 200, queued there; the CPU picked again while 100 was still on its way to sleep, ran 200
     // instead, and 200 retook the lock 15 times in 17 ms before 100 ran to see it free.
     let mut e = engine();
-    let wait = Event::FutexWait {
-        waiter: 100,
-        owner: 200,
-        valid: true,
-        cpu: 0,
-    };
-    assert_eq!(e.handle(MS, wait).newly_boosted(), &[200]);
+    futex_wait_for_200(&mut e);
     assert!(!queued_under(&mut e, MS, 200, 100), "the waiter runs on");
     // Asleep, it has left the CPU: the blocker is picked at once.
     assert_eq!(e.pick(MS + 5_000, 0, 300), Some(200));
@@ -1754,13 +1748,7 @@ fn a_wake_turn_preempts_a_running_blocker() {
     let mut e = engine();
     e.add_critical(0, 101, Role::Render).unwrap();
     e.handle(MS, wait_on(101, L2, LockKind::Mutex, 300, 1));
-    let wait = Event::FutexWait {
-        waiter: 100,
-        owner: 200,
-        valid: true,
-        cpu: 0,
-    };
-    e.handle(MS, wait);
+    futex_wait_for_200(&mut e);
     e.handle(2 * MS, Event::from_hook_futex_woken(100, 100, 200));
     assert!(queued_under(&mut e, 2 * MS, 300, 0));
     assert_eq!(e.pick(2 * MS, 0, 0), Some(300));

@@ -91,11 +91,7 @@ fn shell_commands_share_the_table_and_split_errors_from_output() {
 fn a_dead_foreground_app_leaves_the_state() {
     use superpass_service::aidl::ISuperPass;
     let svc = service();
-    let mut child = std::process::Command::new("sleep")
-        .arg("30")
-        .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
+    let (mut child, pid) = sleeping_child();
     svc.setForegroundApp(None, pid, pid, 0).unwrap();
     assert_eq!(svc.getState().unwrap().foregroundPid, pid);
     child.kill().unwrap();
@@ -165,11 +161,7 @@ fn fifo_follows_the_critical_set_and_reports_failures() {
     let rec = Recorder::default();
     let module = Module::new(Box::new(MemoryDevice::new(4)));
     let svc = SuperPass::start_with(module, options(), Box::new(rec.clone())).unwrap();
-    let mut child = std::process::Command::new("sleep")
-        .arg("30")
-        .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
+    let (mut child, pid) = sleeping_child();
 
     // Off by default, and shown so.
     assert!(dump(&svc, &[]).contains("RT-UI (fifo): off"));
@@ -262,11 +254,7 @@ fn the_service_going_away_puts_its_fifo_threads_back() {
         ..options()
     };
     let svc = SuperPass::start_with(module, opts, Box::new(rec.clone())).unwrap();
-    let mut child = std::process::Command::new("sleep")
-        .arg("30")
-        .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
+    let (mut child, pid) = sleeping_child();
     svc.setForegroundApp(None, pid, pid, 0).unwrap();
     assert_eq!(rec.calls(), [format!("fifo {pid}")], "--fifo turns it on");
     drop(svc);
@@ -276,4 +264,14 @@ fn the_service_going_away_puts_its_fifo_threads_back() {
     );
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// A child process that sleeps for 30 s, standing for an app, and its pid.
+fn sleeping_child() -> (std::process::Child, i32) {
+    let child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    (child, pid)
 }
