@@ -22,7 +22,7 @@ void sp_hook_futex_wait_end(u64 now, s32 waiter);
 void sp_hook_futex_woken(u64 now, s32 woken, s32 waker, const s32 *queued, u32 n);
 bool sp_hook_enqueue(u64 now, unsigned int cpu, s32 tid, void *task, s32 curr);
 void sp_hook_dequeue(u64 now, unsigned int cpu, s32 tid);
-void sp_hook_slept(u64 now, s32 tid);
+void sp_hook_slept(u64 now, s32 tid, u64 lock, s32 owner);
 void *sp_hook_pick(u64 now, void *rq, unsigned int cpu, s32 fair_next, u64 *deadline);
 bool sp_hook_preempt(u64 now, unsigned int cpu, s32 curr, s32 waking);
 s32 sp_hook_select(u64 now, s32 tid, unsigned int prev_cpu, u64 idle, u64 allowed);

@@ -111,6 +111,8 @@ void sp_readers_clear(void);
 /* ---- the lock-free record of waits in progress (superpass_waits.c) ---- */
 void sp_wait_note(const void *lock, u32 kind, s32 owner);
 void sp_wait_clear(pid_t tid);
+u64 sp_wait_current(u32 *kind);
+s32 sp_wait_owner_now(u64 *lock);
 void sp_waits_clear(void);
 
 static inline bool sp_lane(atomic64_t *lanes, pid_t tid)

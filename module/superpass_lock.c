@@ -146,6 +146,25 @@ static s32 sp_rwsem_writer(struct rw_semaphore *sem)
 }
 
 /*
+ * For the current task, about to sleep again in a wait it was woken from: the
+ * lock its wait record names (0: none) in @lock, and the owner that lock
+ * names now (a mutex's owner, an rwsem's writer; 0: none). The task that beat
+ * it to the lock may have taken it where no probe reports.
+ */
+s32 sp_wait_owner_now(u64 *lock)
+{
+	u32 kind = 0;
+
+	*lock = sp_wait_current(&kind);
+	if (!*lock)
+		return 0;
+	if (kind == SP_KIND_MUTEX)
+		return sp_owner_tid(atomic_long_read(&((struct mutex *)(unsigned long)*lock)->owner),
+				    SP_MUTEX_FLAGS);
+	return sp_rwsem_writer((struct rw_semaphore *)(unsigned long)*lock);
+}
+
+/*
  * A wait on @sem starts: the engine learns the lock's holders as the module
  * sees them (the writer from the owner word, else the recorded readers), then
  * the wait. The lock's lane is published first, with a full barrier, so that

@@ -382,10 +382,11 @@ pub extern "C" fn sp_hook_dequeue(now: u64, cpu: c_uint, tid: i32) {
     hooks::dequeue(now, cpu, tid);
 }
 
-/// `tid`, a woken waiter by its lane, leaves its runqueue to sleep.
+/// `tid`, a woken waiter by its lane, leaves its runqueue to sleep; its wait record names
+/// `lock` (0: none), which names `owner` as its owner now (0: none).
 #[no_mangle]
-pub extern "C" fn sp_hook_slept(now: u64, tid: i32) {
-    hooks::lock_event(now, Event::WaiterSlept { tid });
+pub extern "C" fn sp_hook_slept(now: u64, tid: i32, lock: u64, owner: i32) {
+    hooks::lock_event(now, Event::WaiterSlept { tid, lock, owner });
 }
 
 /// The task CPU `cpu` should run instead of CFS's pick `fair_next` (TID, 0: none), or NULL.

@@ -312,8 +312,13 @@ void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
 			     int flags)
 {
 	SP_COUNT(dequeue);
-	if ((flags & DEQUEUE_SLEEP) && sp_may_be_woken(p->pid))
-		sp_hook_slept(sp_now(), p->pid);
+	if ((flags & DEQUEUE_SLEEP) && sp_may_be_woken(p->pid)) {
+		u64 lock = 0;
+		/* Only the sleeper itself may read its lock: it is inside the lock's slow path. */
+		s32 owner = p == current ? sp_wait_owner_now(&lock) : 0;
+
+		sp_hook_slept(sp_now(), p->pid, lock, owner);
+	}
 	if (!sp_boosting() || !sp_may_be_boosted(p->pid))
 		return;
 	sp_hook_dequeue(sp_now(), cpu_of(rq), p->pid);

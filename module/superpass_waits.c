@@ -16,9 +16,11 @@
  * An entry is written only by the waiter whose TID it holds: the TID is
  * cleared first and set last, so a reader that finds the same TID before and
  * after reading the fields read one waiter's fields. The record is best
- * effort: a waiter whose slot another waiter took is not found. It never
- * dereferences the lock: the owner is the one the lock named when the wait
- * began, and a stale one is bounded by the grant budget like any blocker.
+ * effort: a waiter whose slot another waiter took is not found. Looking up
+ * another task's wait never dereferences the lock: the owner is the one the
+ * lock named when the wait began, and a stale one is bounded by the grant
+ * budget like any blocker. Only the waiter itself, which is inside the lock's
+ * slow path until its entry goes, reads the lock again (sp_wait_current()).
  */
 #include <linux/atomic.h>
 #include <linux/compiler.h>
@@ -100,6 +102,26 @@ u32 sp_wait_of(s32 tid, u64 *lock, u32 *kind, s32 *owner, s32 *readers)
 	if (*kind != SP_KIND_MUTEX && !*owner)
 		return 1 + sp_readers_of((struct rw_semaphore *)(unsigned long)*lock, tid, readers);
 	return 1;
+}
+
+/*
+ * The lock of the current task's recorded wait (0: none), and its kind in
+ * @kind. The task is inside that lock's slow path until its entry goes, so
+ * the lock is alive while it runs.
+ */
+u64 sp_wait_current(u32 *kind)
+{
+	struct sp_wait_entry *e = sp_wait_slot(current->pid);
+	u64 lock;
+
+	/* Another waiter may take the slot meanwhile: as sp_wait_of(), TID before and after. */
+	if (READ_ONCE(e->tid) != current->pid)
+		return 0;
+	smp_rmb();
+	lock = READ_ONCE(e->lock);
+	*kind = READ_ONCE(e->kind);
+	smp_rmb();
+	return READ_ONCE(e->tid) == current->pid ? lock : 0;
 }
 
 /* Forgets every wait (recording just stopped: nothing is critical, or SuperPass is off). */

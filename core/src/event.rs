@@ -117,6 +117,12 @@ pub enum Event<'a> {
     WaiterSlept {
         /// The task.
         tid: Tid,
+        /// The lock the platform's own record says `tid` waits on, or 0 if it has none.
+        lock: LockId,
+        /// The mutex owner or rwsem writer `lock` names now, or 0. The task that beat the
+        /// waiter to the lock may have taken it where no event reports (an uncontended fast
+        /// path while the owner probes are detached): the lock itself still names it.
+        owner: Tid,
     },
     /// `tid` exited.
     TaskExit {
@@ -394,7 +400,9 @@ impl<O: Observer> Engine<O> {
                 self.wait_cpu(waiter, cpu);
                 Answer::boosted(self.futex_wait(now, waiter, owner, valid))
             }
-            Event::WaiterSlept { tid } => Answer::boosted(self.waiter_slept(now, tid)),
+            Event::WaiterSlept { tid, lock, owner } => {
+                Answer::boosted(self.waiter_slept(now, tid, lock, owner))
+            }
             Event::TaskExit { tid, handle } => {
                 self.task_exit(now, tid);
                 if handle != 0 {

@@ -432,7 +432,10 @@ impl Harness {
                 if self.w.woken_critical.remove(&t) {
                     self.w.woken.remove(&t);
                 }
-                for &b in self.e.waiter_slept(now, t).as_slice() {
+                let (l, owner) = self.w.waiting.get(&t).map_or((0, 0), |&(l, _)| {
+                    (l, self.w.owner.get(&l).copied().unwrap_or(0))
+                });
+                for &b in self.e.waiter_slept(now, t, l, owner).as_slice() {
                     if let Some(&cpu) = self.w.rq.get(&b) {
                         self.e.enqueue(now, cpu, b);
                     }

@@ -4,7 +4,7 @@ use superpass_core::abi::{self, AbiError, Message};
 use superpass_core::stats::Counter;
 use superpass_core::tunables::Tunables;
 use superpass_core::{
-    Answer, Engine, Event, LockKind, Nanos, NoObserver, Observer, RevokeReason, Role, Tid,
+    Answer, Engine, Event, LockId, LockKind, Nanos, NoObserver, Observer, RevokeReason, Role, Tid,
 };
 
 const MS: Nanos = 1_000_000;
@@ -834,10 +834,10 @@ fn a_holder_that_takes_the_lock_before_the_woken_critical_waiter_runs_waits_for_
     assert_eq!(e.stats().get(Counter::DeferredGrants), 1);
     ok(&e);
     // A sleep of a task that is not a woken waiter changes nothing.
-    assert!(e.waiter_slept(2 * MS, 300).as_slice().is_empty());
+    assert!(e.waiter_slept(2 * MS, 300, L1, 200).as_slice().is_empty());
     // The critical thread ran, lost its retry and sleeps again: the holder blocks it again,
     // and its wake turn is over.
-    assert_eq!(e.waiter_slept(3 * MS, 100).as_slice(), &[200]);
+    assert_eq!(e.waiter_slept(3 * MS, 100, L1, 200).as_slice(), &[200]);
     assert!(e.is_boosted(200));
     assert!(!e.is_boosted(100));
     assert_eq!(e.stats().get(Counter::ResumedWaits), 1);
@@ -1272,6 +1272,52 @@ fn a_critical_reader_that_a_release_grants_the_lock_gets_a_wake_turn() {
 }
 
 #[test]
+fn a_woken_waiter_that_sleeps_again_is_granted_the_owner_the_lock_names_when_no_event_said_so() {
+    // The owner probes are detached, as at the start of a contention episode: the release is
+    // reported (its unlock slow path wakes the waiter), the releaser's retake is not. The
+    // platform reads `named` from lock `read` as the waiter sleeps again.
+    let run = |read: LockId, named: Tid| {
+        let mut e = engine();
+        e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+        e.owner_released(2 * MS, L1, 200);
+        assert_eq!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice(), &[100]);
+        assert!(!e.is_boosted(200));
+        let b = e.waiter_slept(3 * MS, 100, read, named).as_slice().to_vec();
+        ok(&e);
+        assert_eq!(e.stats().get(Counter::ResumedWaits), 1);
+        (b, e.is_boosted(200))
+    };
+    assert_eq!(
+        run(L1, 0),
+        (vec![], false),
+        "no owner known: nobody to grant"
+    );
+    assert_eq!(
+        run(L1, 200),
+        (vec![200], true),
+        "the lock names the releaser: it blocks the waiter again"
+    );
+    assert_eq!(run(L2, 200), (vec![], false), "read from another lock");
+    assert_eq!(run(L1, 100), (vec![], false), "names the waiter itself");
+}
+
+#[test]
+fn an_owner_named_at_a_lost_retry_replaces_a_departed_one_and_ends_its_grant() {
+    let mut e = engine();
+    // 101 (critical too) waits on L1 with 100: its wait keeps the lock tracked.
+    e.add_critical(0, 101, Role::Render).unwrap();
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    e.wait_start(MS, 101, L1, LockKind::Mutex, Some(200));
+    assert!(e.is_boosted(200));
+    // 200 hands over to 300 unseen (no owner events), and 300's release wakes 100; 400 barges.
+    e.waiter_woken(2 * MS, L1, 100, 300);
+    assert_eq!(e.waiter_slept(3 * MS, 100, L1, 400).as_slice(), &[400]);
+    assert!(e.is_boosted(400));
+    assert!(!e.is_boosted(200), "the lock no longer names it");
+    ok(&e);
+}
+
+#[test]
 fn a_wake_turn_goes_to_an_idle_cpu_and_ahead_of_boosted_blockers() {
     let mut e = engine();
     // 201 blocks critical thread 101 and waits on CPU 1's fast-track queue.
@@ -1285,7 +1331,7 @@ fn a_wake_turn_goes_to_an_idle_cpu_and_ahead_of_boosted_blockers() {
     assert_eq!(e.select_cpu(2 * MS, 100, 0, 0b10, 0b11), Some(1));
     e.enqueue(2 * MS, 1, 100);
     assert_eq!(e.pick(2 * MS, 1, 0), Some(100), "the turn goes first");
-    e.waiter_slept(2 * MS + 3000, 100);
+    e.waiter_slept(2 * MS + 3000, 100, L1, 200);
     e.dequeue(2 * MS + 3000, 1, 100);
     assert!(!e.is_boosted(100));
     assert_eq!(e.pick(2 * MS + 3000, 1, 0), Some(201));
@@ -1325,7 +1371,7 @@ fn a_wake_turn_ends_after_its_slice_and_counts_against_the_cpu_share() {
     // Its wait goes on; the lock's next holder is not granted until it sleeps again.
     assert!(e.detector().wait_of(100).is_some());
     assert_eq!(
-        e.waiter_slept(2 * MS + slice + 10, 100).as_slice(),
+        e.waiter_slept(2 * MS + slice + 10, 100, L1, 0).as_slice(),
         &[] as &[Tid]
     );
     ok(&e);
@@ -1377,7 +1423,10 @@ fn after_its_turn_runs_out_a_woken_waiter_that_sleeps_again_grants_the_holder() 
     assert_eq!(e.woken_lanes(), 0);
     assert!(!e.regrants_pending());
     // Its later sleep changes nothing more.
-    assert!(e.waiter_slept(3 * MS + slice, 100).as_slice().is_empty());
+    assert!(e
+        .waiter_slept(3 * MS + slice, 100, L1, 200)
+        .as_slice()
+        .is_empty());
     ok(&e);
 }
 

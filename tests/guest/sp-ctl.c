@@ -7,6 +7,7 @@
  *   sp-ctl list                GET_CRITICAL: the registered TIDs, one a line
  *   sp-ctl stats               GET_STATS as "key value" lines
  *   sp-ctl set NAME=VALUE      one tunable, the others kept (GET/SET_TUNABLES)
+ *   sp-ctl get NAME            one tunable's value (GET_TUNABLES)
  *   sp-ctl uclamp-used         asks for uclamp.min 0 (no change) on this thread, which
  *                              switches the kernel's uclamp accounting on, as Android's
  *                              task profiles do at boot (until then no clamp is computed)
@@ -43,7 +44,7 @@ int main(int argc, char **argv)
 	}
 	fd = open("/dev/superpass", O_RDWR);
 	if (fd < 0 || argc < 2) {
-		fprintf(stderr, "usage: sp-ctl enable 0|1 | critical [TID...] | list | stats | set NAME=VALUE | "
+		fprintf(stderr, "usage: sp-ctl enable 0|1 | critical [TID...] | list | stats | set NAME=VALUE | get NAME | "
 				"uclamp-used\n");
 		return 2;
 	}
@@ -88,9 +89,10 @@ int main(int argc, char **argv)
 		for (int b = 0; b < SP_NUM_MECHS; b++)
 			if (s->active_mask & (1ULL << b))
 				printf("mechanism %s\n", sp_mech_names[b]);
-	} else if (!strcmp(argv[1], "set") && argc == 3) {
+	} else if ((!strcmp(argv[1], "set") || !strcmp(argv[1], "get")) && argc == 3) {
 		struct sp_tunables t = { SP_HDR(struct sp_tunables) };
-		const char *eq = strchr(argv[2], '=');
+		int set = !strcmp(argv[1], "set");
+		const char *eq = set ? strchr(argv[2], '=') : argv[2] + strlen(argv[2]);
 		int k;
 
 		for (k = 0; k < SP_NUM_TUNABLES; k++)
@@ -98,12 +100,16 @@ int main(int argc, char **argv)
 			    !strncmp(argv[2], sp_tunable_names[k], eq - argv[2]))
 				break;
 		if (k == SP_NUM_TUNABLES) {
-			fprintf(stderr, "sp-ctl set %s: unknown tunable\n", argv[2]);
+			fprintf(stderr, "sp-ctl %s %s: unknown tunable\n", argv[1], argv[2]);
 			return 2;
 		}
 		if (ioctl(fd, SP_GET_TUNABLES, &t)) {
 			perror("GET_TUNABLES");
 			return 1;
+		}
+		if (!set) {
+			printf("%llu\n", (unsigned long long)t.values[k]);
+			return 0;
 		}
 		t.values[k] = strtoull(eq + 1, NULL, 0);
 		if (ioctl(fd, SP_SET_TUNABLES, &t)) {

@@ -5,7 +5,7 @@
  *
  * usage: sp-inversion [-l mutex|rwsem] [-m off,on,fifo,on+fifo,off_n10,on_n10] [-d SECS] [-H HOGS]
  *                     [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US] [-r READERS]
- *                     [-R MIN_REDUCTION_PCT] [-T TRACE_SECS]
+ *                     [-R MIN_REDUCTION_PCT] [-T TRACE_SECS] [-X MAX_WAIT_MS]
  *
  * HOGS CPU-bound threads run at nice 0. A blocker at nice 19 keeps taking the
  * lock (the mutex, or the rwsem for writing) and computes WORK_US of CPU work
@@ -32,7 +32,10 @@
  * CPU share, as a table and as "key value" metric lines. With -R X it fails
  * unless "on" cuts the p99.9 wait by at least X% against "off" of the same
  * variant, and unless on+fifo does too and its longest wait is no longer than
- * on's of the same variant plus ONFIFO_MARGIN_US (see there). With -T S it
+ * on's of the same variant plus ONFIFO_MARGIN_US (see there). With -X M it
+ * fails if a mode where SuperPass acts had a wait longer than M ms, or if in
+ * none of them a woken critical waiter lost its retry and slept again (the
+ * counter resumed_waits: the case such a run exists to exercise). With -T S it
  * captures S seconds of ftrace in each of off, on and fifo (not in the
  * variants) and prints it as "SPTRACE <lock>-<mode> <line>" lines for the host
  * (cargo xtask demo saves them to target/vm/). With SuperPass on, every
@@ -78,6 +81,7 @@ static const char *lockname = "mutex";
 static int duration = 10, nhogs = 4, work_us = 500, outside_us = -1, period_us = 1000, nreaders;
 static double min_reduction = -1;
 static double trace_secs;
+static double max_wait_ms = -1;
 static atomic_int stop_mode;
 static uint64_t *samples;
 static atomic_long nsamples;
@@ -367,7 +371,7 @@ int main(int argc, char **argv)
 	int nres = 0, opt, fail = 0;
 	pthread_t hogs[MAX_THREADS], blockers[MAX_THREADS];
 
-	while ((opt = getopt(argc, argv, "l:m:d:H:w:o:p:r:R:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:m:d:H:w:o:p:r:R:T:X:")) != -1) {
 		switch (opt) {
 		case 'l': lockname = optarg; break;
 		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
@@ -379,6 +383,7 @@ int main(int argc, char **argv)
 		case 'r': nreaders = atoi(optarg); break;
 		case 'R': min_reduction = atof(optarg); break;
 		case 'T': trace_secs = atof(optarg); break;
+		case 'X': max_wait_ms = atof(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of sp-inversion.c\n");
 			return 2;
@@ -482,6 +487,26 @@ int main(int argc, char **argv)
 			mw[i] = (struct mode_waits){ res[i].mode, &res[i].w };
 		fail |= judge_modes(mw, nres, min_reduction, -1, MIN_WAITS);
 		fail |= judge_onfifo(res, nres, min_reduction);
+	}
+	if (max_wait_ms >= 0) {
+		unsigned long long resumed = 0;
+
+		for (int i = 0; i < nres; i++) {
+			struct mode_result *r = &res[i];
+
+			if (!mode_acts(r->mode))
+				continue;
+			resumed += r->st.counters[SP_COUNTER_RESUMED_WAITS];
+			if (r->w.max > max_wait_ms * 1e6) {
+				printf("FAIL: %s: a wait of %.1f ms, over the %.0f ms allowed\n", r->mode,
+				       r->w.max / 1e6, max_wait_ms);
+				fail = 1;
+			}
+		}
+		if (!resumed) {
+			printf("FAIL: no woken critical waiter lost its retry: nothing was exercised\n");
+			fail = 1;
+		}
 	}
 	return fail;
 }

@@ -290,11 +290,16 @@ impl<O: Observer> Engine<O> {
         old: Tid,
         out: &mut Boosted,
     ) {
+        self.departed(now, lock, tid, old);
+        self.follow(now, lock, tid, Counter::FollowGrants, |_| true, out);
+    }
+
+    /// `lock`'s owner is `tid` where it was `old`: taken over without a release the engine
+    /// saw, so `old` no longer blocks anyone here.
+    fn departed(&mut self, now: Nanos, lock: LockId, tid: Tid, old: Tid) {
         if old > 0 && old != tid && self.ft.is_boosted(old) {
-            // Taken over without a release we saw: the old owner no longer blocks anyone here.
             self.ft.revoke_held(now, old, lock, cx!(self));
         }
-        self.follow(now, lock, tid, Counter::FollowGrants, |_| true, out);
     }
 
     /// Grants `blocker`, which now holds (or is about to take) `lock`, to every tracked wait on
@@ -501,9 +506,11 @@ impl<O: Observer> Engine<O> {
     /// `tid` left its runqueue to sleep. If it is a woken critical waiter, it retried and lost
     /// the lock: the lock's holders block it again and are granted.
     ///
-    /// A platform reports this only for tasks in [`Engine::woken_lanes`]. Returns the tasks
-    /// this boosted, if any.
-    pub fn waiter_slept(&mut self, now: Nanos, tid: Tid) -> Boosted {
+    /// `owner` is who `lock` names as its owner now (0: none or unknown), as the platform read
+    /// it from the lock `tid` waits on by its own record; it counts only if that is the lock of
+    /// the woken wait. A platform reports this only for tasks in [`Engine::woken_lanes`].
+    /// Returns the tasks this boosted, if any.
+    pub fn waiter_slept(&mut self, now: Nanos, tid: Tid, lock: LockId, owner: Tid) -> Boosted {
         let mut out = Boosted::default();
         if !self.enabled || !lanes_may_contain(self.detector.woken_lanes(), tid) {
             return out;
@@ -514,7 +521,13 @@ impl<O: Observer> Engine<O> {
                 .end_turn(now, tid, RevokeReason::WaiterDone, cx!(self));
             if self.is_critical(tid) {
                 self.stats.bump(Counter::ResumedWaits);
-                self.grant_blockers(now, w, None, false, &mut out);
+                let named = (lock == w.lock && owner > 0 && owner != tid).then_some(owner);
+                if let Some(o) = named {
+                    if let Some(old) = self.detector.owner_acquired(now, lock, o) {
+                        self.departed(now, lock, o, old);
+                    }
+                }
+                self.grant_blockers(now, w, named, false, &mut out);
             }
         }
         out

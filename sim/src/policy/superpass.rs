@@ -19,7 +19,7 @@ use super::kernel_view::{visible, Device};
 use super::probe_view::ProbeView;
 use super::{Action, LockEvent, LockKind, Policy, PolicyStats};
 use crate::locks::visibility::Visibility;
-use crate::locks::TaskIdx;
+use crate::locks::{Lock, TaskIdx};
 use crate::sched::{State, World};
 use crate::workload::ThreadRole;
 use superpass_core::{Answer, Engine, Event, LockId, Nanos, Observer, RevokeReason, Role, Tid};
@@ -543,11 +543,19 @@ impl Policy for SuperPass {
         self.sched_hook();
         let tid = Self::tid(w, t);
         // The module's dequeue probe reports a sleep (DEQUEUE_SLEEP) of a task in the
-        // engine's woken lanes.
+        // engine's woken lanes, with the owner its mutex or rwsem names then: the lock is
+        // the one in its wait record (superpass_waits.c keeps none for futexes).
         if matches!(w.task(t).state, State::Blocked(_))
             && self.engine.woken_lanes() & (1 << (tid as u32 % 64)) != 0
         {
-            let a = self.handle(w.now, Event::WaiterSlept { tid });
+            let (lock, owner) = match w.task(t).lock_wait {
+                Some(l) if matches!(w.locks[l as usize], Lock::Mutex(_) | Lock::Rwsem(_)) => (
+                    lock_id(l),
+                    w.locks[l as usize].owner().map_or(0, |o| Self::tid(w, o)),
+                ),
+                _ => (0, 0),
+            };
+            let a = self.handle(w.now, Event::WaiterSlept { tid, lock, owner });
             self.place(w, a, out);
         }
         self.handle(w.now, Event::Dequeue { cpu, tid });
