@@ -4,6 +4,9 @@
  *
  * PI futexes (FUTEX_LOCK_PI) sleep in an rt_mutex, which records its owner:
  * the rtmutex wait probes report them like kernel mutexes (kind pi-futex).
+ * Between a release and the woken next owner's run the rt_mutex names nobody;
+ * the futex word, which the release already set to the next owner's TID,
+ * names it then (read through the do_futex stash below).
  *
  * A plain futex names no owner, so SuperPass sees it only when userspace says
  * who holds it: a thread about to sleep in FUTEX_WAIT(_BITSET) passes the
@@ -28,6 +31,7 @@
 #include <linux/plist.h>
 #include <linux/rcupdate.h>
 #include <linux/rtmutex.h>
+#include <linux/uaccess.h>
 #include <trace/hooks/dtask.h>
 #include <trace/hooks/futex.h>
 /* struct futex_q and futex_match(): the chain entries the wake probes read. */
@@ -41,16 +45,25 @@
 
 /* ---- PI futexes and rt_mutexes ---- */
 
+static s32 sp_pi_pending_owner(void);
+
 void sp_probe_rtmutex_wait_start(void *d, struct rt_mutex_base *lock)
 {
+	s32 owner;
+
 	SP_COUNT(rtmutex_wait_start);
 	if (!sp_waits_matter() || !sp_may_matter(current->pid))
 		return;
 	/* wait_lock is held: the owner cannot change under us. */
+	owner = sp_owner_tid((unsigned long)READ_ONCE(lock->owner), SP_RT_MUTEX_HAS_WAITERS);
+	/*
+	 * None: a release woke the next owner, which takes the rt_mutex only when
+	 * it runs. The futex word already names it.
+	 */
+	if (!owner)
+		owner = sp_pi_pending_owner();
 	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)lock,
-			   SP_KIND_PI_FUTEX,
-			   sp_owner_tid((unsigned long)READ_ONCE(lock->owner),
-					SP_RT_MUTEX_HAS_WAITERS));
+			   SP_KIND_PI_FUTEX, owner);
 }
 
 void sp_probe_rtmutex_wait_finish(void *d, struct rt_mutex_base *lock)
@@ -64,14 +77,16 @@ void sp_probe_rtmutex_wait_finish(void *d, struct rt_mutex_base *lock)
 /* ---- owner-hinted futex waits ---- */
 
 /*
- * The hint do_futex saw, for the futex_wait_start of the same syscall. The
- * task's context-switch count tells a stash from this syscall apart from one
- * left behind when the task migrated between the two hooks.
+ * The hint do_futex saw, for the futex_wait_start of the same syscall, or the
+ * futex word of a FUTEX_LOCK_PI, for its rt_mutex wait. The task's
+ * context-switch count tells a stash from this syscall apart from one left
+ * behind when the task migrated between the two hooks.
  */
 struct sp_futex_hint {
 	struct task_struct *task;
 	unsigned long switches;
 	s32 owner;
+	u32 __user *pi_word;
 };
 
 static DEFINE_PER_CPU(struct sp_futex_hint, sp_futex_hint);
@@ -96,14 +111,51 @@ static void sp_stash_hint(int cmd, u32 __user *uaddr2)
 	h->task = current;
 	h->switches = sp_switches(current);
 	h->owner = (s32)tid;
+	h->pi_word = NULL;
 }
 
 #ifdef SP_DO_FUTEX_UADDR
 void sp_probe_do_futex(void *d, u32 __user *uaddr, int cmd,
 		       unsigned int *flags, u32 __user *uaddr2)
 {
+	struct sp_futex_hint *h;
+
 	SP_COUNT(do_futex);
-	sp_stash_hint(cmd, uaddr2);
+	if ((cmd != FUTEX_LOCK_PI && cmd != FUTEX_LOCK_PI2) || !sp_waits_matter() ||
+	    !sp_may_matter(current->pid)) {
+		sp_stash_hint(cmd, uaddr2);
+		return;
+	}
+	h = this_cpu_ptr(&sp_futex_hint);
+	h->task = current;
+	h->switches = sp_switches(current);
+	h->owner = 0;
+	h->pi_word = uaddr;
+}
+
+/*
+ * For a FUTEX_LOCK_PI of the current task about to wait in its rt_mutex: the
+ * thread its futex word names (validated as a hint is), or 0. The word is
+ * read without faulting: the caller holds the rt_mutex's wait_lock.
+ */
+static s32 sp_pi_pending_owner(void)
+{
+	struct sp_futex_hint *h = this_cpu_ptr(&sp_futex_hint);
+	u32 __user *word = h->pi_word;
+	s32 owner;
+	u32 v;
+
+	if (h->task != current || !word)
+		return 0;
+	h->task = NULL;
+	h->pi_word = NULL;
+	if (h->switches != sp_switches(current) ||
+	    copy_from_user_nofault(&v, word, sizeof(v)))
+		return 0;
+	owner = sp_futex_hint_owner((s32)(v & FUTEX_TID_MASK));
+	if (owner)
+		sp_count(SPP_pi_pending_owner);
+	return owner;
 }
 #else
 void sp_probe_do_futex(void *d, int cmd, unsigned int *flags,
@@ -111,6 +163,12 @@ void sp_probe_do_futex(void *d, int cmd, unsigned int *flags,
 {
 	SP_COUNT(do_futex);
 	sp_stash_hint(cmd, uaddr2);
+}
+
+/* The legacy hook passes no futex word: a pending PI owner stays unknown. */
+static s32 sp_pi_pending_owner(void)
+{
+	return 0;
 }
 #endif
 
@@ -120,7 +178,8 @@ void sp_probe_futex_wait_start(void *d, unsigned int flags, u32 bitset)
 	struct sp_futex_hint *h = this_cpu_ptr(&sp_futex_hint);
 	s32 owner;
 
-	if (h->task != current)
+	/* A FUTEX_LOCK_PI's stash is its rt_mutex wait's, not a hint. */
+	if (h->task != current || h->pi_word)
 		return;
 	h->task = NULL;
 	owner = h->owner;

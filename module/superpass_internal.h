@@ -70,7 +70,8 @@ static inline bool sp_lock_may_matter(const void *lock)
 	X(do_futex) X(futex_wait_start) X(futex_wait_end) X(futex_wake_traverse) \
 	X(futex_wake_this) X(futex_wake_up_q_finish) X(free_task) X(enqueue) \
 	X(dequeue) X(replace_next) X(preempt) X(select) X(tick) X(uclamp_eff_get) \
-	X(update_misfit_status) X(can_migrate_task) X(pick_engine) X(tick_engine)
+	X(update_misfit_status) X(can_migrate_task) X(pick_engine) X(tick_engine) \
+	X(pi_pending_owner)
 
 enum sp_probe_id {
 #define SP_PROBE_ID(name) SPP_##name,

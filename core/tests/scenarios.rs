@@ -1318,6 +1318,43 @@ fn an_owner_named_at_a_lost_retry_replaces_a_departed_one_and_ends_its_grant() {
 }
 
 #[test]
+fn a_critical_waiter_handed_its_lock_unreported_gets_a_wake_turn_when_its_blocker_waits_on_it() {
+    let mut e = engine();
+    e.wait_start(MS, 100, L1, LockKind::PiFutex, Some(200));
+    assert!(e.is_boosted(200));
+    // 200's release makes 100 the PI futex's next owner; no hook reports a PI release. 200,
+    // still boosted, waits on the futex again, and its word names 100.
+    let b = e.wait_start(2 * MS, 200, L1, LockKind::PiFutex, Some(100));
+    assert_eq!(
+        b.as_slice(),
+        &[100],
+        "the critical thread runs next to take it"
+    );
+    assert!(e.is_boosted(100));
+    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    assert_ne!(e.woken_lanes() & (1 << (100 % 64)), 0);
+    ok(&e);
+    // It runs and takes the lock: its turn and its wait end.
+    e.wait_finish(3 * MS, 100, L1);
+    assert!(!e.is_boosted(100));
+    ok(&e);
+}
+
+#[test]
+fn a_chain_back_to_the_critical_thread_on_another_lock_gives_it_no_turn() {
+    let mut e = engine();
+    // 100 waits on L1 held by 200, which waits on L2 that 100 holds: a deadlock, not a handoff.
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert!(e
+        .wait_start(2 * MS, 200, L2, LockKind::Mutex, Some(100))
+        .as_slice()
+        .is_empty());
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.stats().get(Counter::WakeGrants), 0);
+    ok(&e);
+}
+
+#[test]
 fn a_wake_turn_goes_to_an_idle_cpu_and_ahead_of_boosted_blockers() {
     let mut e = engine();
     // 201 blocks critical thread 101 and waits on CPU 1's fast-track queue.
@@ -1427,6 +1464,32 @@ fn after_its_turn_runs_out_a_woken_waiter_that_sleeps_again_grants_the_holder() 
         .waiter_slept(3 * MS + slice, 100, L1, 200)
         .as_slice()
         .is_empty());
+    ok(&e);
+}
+
+#[test]
+fn a_turn_that_runs_out_with_no_holder_known_keeps_the_waiters_sleep_reported() {
+    let mut e = engine();
+    let slice = e.tunables().wake_slice_ns;
+    running_its_wake_turn(&mut e);
+    // The releaser takes the lock again unseen (the owner probes are detached) while the
+    // waiter spins through its whole turn.
+    assert!(e.tick(2 * MS + slice, 0, 100));
+    assert!(!e.is_boosted(100));
+    let a = e.handle(2 * MS + slice + 10, Event::Tick { cpu: 1, curr: 300 });
+    assert!(a.newly_boosted().is_empty(), "no holder known");
+    assert_ne!(
+        e.woken_lanes() & (1 << (100 % 64)),
+        0,
+        "its sleep must still be reported"
+    );
+    // It sleeps; the platform reads the mutex's owner: the releaser.
+    assert_eq!(
+        e.waiter_slept(3 * MS + slice, 100, L1, 200).as_slice(),
+        &[200]
+    );
+    assert_eq!(e.stats().get(Counter::ResumedWaits), 1);
+    assert_eq!(e.woken_lanes(), 0);
     ok(&e);
 }
 

@@ -6,7 +6,7 @@
  * usage: sp-futex -l hint|pi|plain [-m off,on,off_n10,on_n10] [-d SECS] [-H HOGS] [-k HOLDERS]
  *                 [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US]
  *                 [-R MIN_REDUCTION_PCT] [-G MAX_GROWTH_PCT] [-N MIN_WAITS]
- *                 [-A MIN_HANDOFFS]
+ *                 [-A MIN_HANDOFFS] [-c CRIT_US] [-X MAX_WAIT_MS]
  *        sp-futex -x ITERS
  *
  * The lock is one of:
@@ -21,8 +21,8 @@
  * OUTSIDE_US outside it. With two or more, a release often wakes a holder
  * queued ahead of the critical thread: the next blocker, found through the
  * futex wake hooks (handoff_grants); -A N fails unless on makes at least N.
- * A critical thread takes the same lock every PERIOD_US, holds it 10 us, and
- * records how long each acquisition waited (clock_gettime around the lock
+ * A critical thread takes the same lock every PERIOD_US, holds it CRIT_US
+ * (default 10 us), and records how long each acquisition waited (clock_gettime around the lock
  * call). Each mode runs SECS: off (SuperPass disabled) and on (enabled, the
  * critical thread registered as UI); off_nN and on_nN run the critical
  * thread at nice -N (as Android runs the UI thread at -10), the plain modes
@@ -32,8 +32,9 @@
  * against off of the same variant; -G X fails if on's p99.9 is more than X%
  * above off's; a mode runs on until it has MIN_WAITS waits (default 1000: a
  * p99.9 needs them), for at most 3 x SECS, and one with fewer fails either
- * check. With SuperPass on, each wait over 16 ms is
- * captured from ftrace for the host to itemize (sp_harness.h).
+ * check. -X M fails if an on mode had a wait longer than M ms. With SuperPass
+ * on, each wait over 16 ms is captured from ftrace for the host to itemize
+ * (sp_harness.h).
  *
  * -x ITERS only exercises the futex paths, without /dev/superpass (for the
  * hook test): 4 threads each take a PI mutex and the owner-word lock ITERS
@@ -63,8 +64,8 @@ enum kind { HINT, PI, PLAIN };
 
 static enum kind kind;
 static const char *kind_name;
-static int duration = 20, nhogs = 4, work_us = 500, outside_us = -1, period_us = 1000;
-static double min_reduction = -1, max_growth = -1;
+static int duration = 20, nhogs = 4, work_us = 500, outside_us = -1, period_us = 1000, crit_us = 10;
+static double min_reduction = -1, max_growth = -1, max_wait_ms = -1;
 static long min_waits = 1000, min_handoffs = -1;
 static int nholders = 1;
 static atomic_int stop_mode;
@@ -141,7 +142,7 @@ static void *critical(void *arg)
 		t0 = now_ns();
 		take(self);
 		w = now_ns() - t0;
-		work(10);
+		work(crit_us);
 		drop();
 		mark("E|%ld\n", self);
 		lw_note(t0, w);
@@ -251,7 +252,7 @@ int main(int argc, char **argv)
 	pthread_t hogs[MAX_THREADS], hold[MAX_THREADS];
 	pthread_mutexattr_t ma;
 
-	while ((opt = getopt(argc, argv, "l:m:d:H:k:w:o:p:R:G:N:A:x:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:m:d:H:k:w:o:p:R:G:N:A:x:c:X:")) != -1) {
 		switch (opt) {
 		case 'l': kind_name = optarg; break;
 		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
@@ -266,6 +267,8 @@ int main(int argc, char **argv)
 		case 'N': min_waits = atol(optarg); break;
 		case 'A': min_handoffs = atol(optarg); break;
 		case 'x': exercise_iters = atol(optarg); break;
+		case 'c': crit_us = atoi(optarg); break;
+		case 'X': max_wait_ms = atof(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of sp-futex.c\n");
 			return 2;
@@ -360,6 +363,13 @@ int main(int argc, char **argv)
 			printf("FAIL handoff grants in on: %ld, want at least %ld\n", n, min_handoffs);
 			fail = 1;
 		}
+	}
+	for (int i = 0; i < nres && max_wait_ms >= 0; i++) {
+		if (!mode_is(res[i].mode, "on") || res[i].w.max <= max_wait_ms * 1e6)
+			continue;
+		printf("FAIL: %s: a wait of %.1f ms, over the %.0f ms allowed\n", res[i].mode,
+		       res[i].w.max / 1e6, max_wait_ms);
+		fail = 1;
 	}
 	return fail;
 }

@@ -179,6 +179,7 @@ impl<O: Observer> Engine<O> {
             return;
         }
         // What is left of the blockers is the newly boosted ones.
+        let mut back_to_root = false;
         blockers.retain(|b| {
             self.stats.bump(Counter::BlockersFound);
             self.obs.block(now, waiter, b, lock, kind);
@@ -187,7 +188,9 @@ impl<O: Observer> Engine<O> {
                 return false;
             }
             if b == root {
-                // The chain came back to the critical thread itself: boosting it is pointless.
+                // The chain came back to the critical thread itself: it is no blocker to
+                // boost, but it may have been handed the lock (below).
+                back_to_root = true;
                 return false;
             }
             let link = Link {
@@ -199,6 +202,16 @@ impl<O: Observer> Engine<O> {
             };
             self.ft.grant(now, link, cx!(self)) == GrantOutcome::Boosted
         });
+        if back_to_root && root != waiter {
+            // The lock names the critical thread while it still waits on that very lock: a
+            // release handed it the lock without a wake any hook reports (a PI futex's), and
+            // it takes it only when it runs. It gets the turn a reported wake would give it.
+            let mut turn = Boosted::default();
+            self.critical_woken(now, lock, root, &mut turn);
+            if let Named::One(t) = turn.0 {
+                blockers.push(t);
+            }
+        }
         if blockers.as_slice().is_empty() {
             out.0 = Named::Nothing;
         }

@@ -223,8 +223,14 @@ impl<O: Observer> Engine<O> {
             let mut one = Boosted::default();
             if self.is_critical(tid) {
                 if let Some(w) = self.detector.take_woken(tid) {
-                    self.stats.bump(Counter::ResumedWaits);
                     self.grant_blockers(now, w, None, false, &mut one);
+                    if one.as_slice().is_empty() {
+                        // No holder to grant: the lock may have changed hands unseen. The
+                        // waiter's sleep stays reported, with the owner the lock names then.
+                        self.detector.set_woken(tid, w.lock);
+                    } else {
+                        self.stats.bump(Counter::ResumedWaits);
+                    }
                     for &b in one.as_slice() {
                         list.push(b);
                     }
