@@ -141,8 +141,9 @@ impl ProbeView {
 
     /// Applies the engine's answer `wanted` at `now`: a rise attaches after
     /// [`ATTACH_LATENCY_NS`], a lapse detaches at once (and clears the record with the reader
-    /// group); while anything is attached, the next recheck comes half a `linger` later.
-    pub fn update(&mut self, now: Nanos, wanted: u32, linger: Nanos) {
+    /// group); while anything is attached, the next recheck comes `recheck` later (the
+    /// engine's [`Published::probe_recheck_ns`](superpass_core::Published::probe_recheck_ns)).
+    pub fn update(&mut self, now: Nanos, wanted: u32, recheck: Nanos) {
         let rise = wanted & !self.attached & !self.pending.map_or(0, |p| p.1);
         if rise != 0 {
             let (at, g) = self.pending.unwrap_or((now + ATTACH_LATENCY_NS, 0));
@@ -161,7 +162,7 @@ impl ProbeView {
             }
         }
         if self.attached != 0 && now >= self.recheck_at {
-            self.recheck_at = now + linger / 2;
+            self.recheck_at = now + recheck;
         }
         self.set_due();
     }
@@ -179,13 +180,13 @@ mod tests {
     #[test]
     fn a_rise_attaches_after_the_latency_and_a_lapse_detaches_at_once() {
         let mut v = ProbeView::default();
-        v.update(1_000, OWNERS | READERS, 1_000_000);
+        v.update(1_000, OWNERS | READERS, 500_000);
         assert_eq!(v.attached, 0);
         assert_eq!(
             v.pending,
             Some((1_000 + ATTACH_LATENCY_NS, OWNERS | READERS))
         );
-        v.update(2_000, OWNERS, 1_000_000);
+        v.update(2_000, OWNERS, 500_000);
         assert_eq!(
             v.pending,
             Some((1_000 + ATTACH_LATENCY_NS, OWNERS)),
@@ -194,7 +195,7 @@ mod tests {
         v.attached = OWNERS | READERS;
         v.pending = None;
         v.recorded.push((3, 4));
-        v.update(5_000, OWNERS, 1_000_000);
+        v.update(5_000, OWNERS, 500_000);
         assert_eq!(v.attached, OWNERS);
         assert!(
             v.recorded.is_empty(),

@@ -22,7 +22,9 @@ use crate::locks::visibility::Visibility;
 use crate::locks::{Lock, TaskIdx};
 use crate::sched::{State, World};
 use crate::workload::ThreadRole;
-use superpass_core::{Answer, Engine, Event, LockId, Nanos, Observer, RevokeReason, Role, Tid};
+use superpass_core::{
+    gates, Answer, Engine, Event, LockId, Nanos, Observer, RevokeReason, Role, Tid,
+};
 
 /// CPU time charged per hook call: LAVD's measured cost of a tracepoint probe (130 ns),
 /// which covers the probe dispatch plus the engine's short paths.
@@ -241,8 +243,9 @@ impl SuperPass {
     /// Tells the engine an rwsem's holders as the module sees them before a wait on it: the
     /// writer, or else the readers its record holds.
     fn lock_seen(&mut self, w: &World, waiter: TaskIdx, lock: u32, writer: Option<TaskIdx>) {
-        if !self.engine.may_track(Self::tid(w, waiter)) {
-            return; // the probe's lane filter turns it away
+        let p = self.engine.published(w.now);
+        if p.gates & gates::WAITS == 0 || !lane(p.interest_lanes, Self::tid(w, waiter)) {
+            return; // the probe's gate or lane filter turns it away
         }
         let owner = writer.map_or(0, |t| Self::tid(w, t));
         let readers: Vec<Tid> = if writer.is_some() {
@@ -272,12 +275,18 @@ impl SuperPass {
         }
     }
 
-    /// Asks the engine which probe groups it wants, as the module does after each call into
-    /// it and at its work item's rechecks.
+    /// Whether the module's dequeue probe would report `tid`'s sleep: its gate and its lane
+    /// in the engine's published snapshot (`sp_may_be_woken`).
+    fn may_be_woken(&mut self, now: Nanos, tid: Tid) -> bool {
+        let p = self.engine.published(now);
+        p.gates & gates::WOKEN != 0 && lane(p.woken_lanes, tid)
+    }
+
+    /// Reads the probe groups the engine wants from its published snapshot, as the module
+    /// does after each call into it and at its work item's rechecks.
     fn refresh_probes(&mut self, now: Nanos) {
-        let linger = self.engine.tunables().probe_linger_ns;
-        let wanted = self.engine.probes_wanted(now);
-        self.probes.update(now, wanted, linger);
+        let p = self.engine.published(now);
+        self.probes.update(now, p.probes, p.probe_recheck_ns);
     }
 
     /// Locates newly boosted tasks that already sit on a runqueue, as the module does when
@@ -466,6 +475,13 @@ fn lock_id(l: u32) -> LockId {
     l as LockId + 1
 }
 
+/// Whether `tid`'s bit is set in a published lane mask (bit `tid % 64`), the test the
+/// module's probes make before calling in.
+#[inline(always)]
+fn lane(lanes: u64, tid: Tid) -> bool {
+    lanes & (1 << (tid as u32 % 64)) != 0
+}
+
 // The hooks are `#[inline]`: the simulator built for this type (`Sim<SuperPass>`) calls them
 // directly, a few times per event, and inlined they cost no call frame of their own.
 impl Policy for SuperPass {
@@ -545,9 +561,7 @@ impl Policy for SuperPass {
         // The module's dequeue probe reports a sleep (DEQUEUE_SLEEP) of a task in the
         // engine's woken lanes, with the owner its mutex or rwsem names then: the lock is
         // the one in its wait record (superpass_waits.c keeps none for futexes).
-        if matches!(w.task(t).state, State::Blocked(_))
-            && self.engine.woken_lanes() & (1 << (tid as u32 % 64)) != 0
-        {
+        if matches!(w.task(t).state, State::Blocked(_)) && self.may_be_woken(w.now, tid) {
             let (lock, owner) = match w.task(t).lock_wait {
                 Some(l) if matches!(w.locks[l as usize], Lock::Mutex(_) | Lock::Rwsem(_)) => (
                     lock_id(l),
