@@ -825,7 +825,7 @@ fn a_holder_that_takes_the_lock_before_the_woken_critical_waiter_runs_waits_for_
     // again (a running task may: no handoff is pending yet).
     e.owner_released(2 * MS, L1, 200);
     assert_eq!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice(), &[100]);
-    assert_ne!(e.woken_lanes() & (1 << (100 % 64)), 0);
+    assert!(sleep_reported(&e, 100));
     assert!(e.owner_acquired(2 * MS, L1, 200).as_slice().is_empty());
     assert!(
         !e.is_boosted(200),
@@ -1278,9 +1278,7 @@ fn a_woken_waiter_that_sleeps_again_is_granted_the_owner_the_lock_names_when_no_
     // platform reads `named` from lock `read` as the waiter sleeps again.
     let run = |read: LockId, named: Tid| {
         let mut e = engine();
-        e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-        e.owner_released(2 * MS, L1, 200);
-        assert_eq!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice(), &[100]);
+        assert_eq!(woken_by_release(&mut e), [100]);
         assert!(!e.is_boosted(200));
         let b = e.waiter_slept(3 * MS, 100, read, named).as_slice().to_vec();
         ok(&e);
@@ -1332,7 +1330,7 @@ fn a_critical_waiter_handed_its_lock_unreported_gets_a_wake_turn_when_its_blocke
     );
     assert!(e.is_boosted(100));
     assert_eq!(e.stats().get(Counter::WakeGrants), 1);
-    assert_ne!(e.woken_lanes() & (1 << (100 % 64)), 0);
+    assert!(sleep_reported(&e, 100));
     ok(&e);
     // It runs and takes the lock: its turn and its wait end.
     e.wait_finish(3 * MS, 100, L1);
@@ -1375,12 +1373,22 @@ fn a_wake_turn_goes_to_an_idle_cpu_and_ahead_of_boosted_blockers() {
     ok(&e);
 }
 
-/// Critical thread 100 waited on mutex `L1` held by 200 since 1 ms; at 2 ms 200's release
-/// woke it, and it now runs its wake turn on CPU 0 (instead of fair task 300).
-fn running_its_wake_turn(e: &mut Engine<Log>) {
+/// Critical thread 100 waits on mutex `L1` held by 200 since 1 ms; at 2 ms 200's release
+/// wakes it. Returns the tasks the wake boosted (100 itself, for its wake turn, if turns are on).
+fn woken_by_release(e: &mut Engine<Log>) -> Vec<Tid> {
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
     e.owner_released(2 * MS, L1, 200);
-    assert_eq!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice(), &[100]);
+    e.waiter_woken(2 * MS, L1, 100, 200).as_slice().to_vec()
+}
+
+/// Whether the platform reports `tid`'s sleeps ([`Engine::woken_lanes`]).
+fn sleep_reported(e: &Engine<Log>, tid: Tid) -> bool {
+    e.woken_lanes() & (1 << (tid as u32 % 64)) != 0
+}
+
+/// [`woken_by_release`], and 100 now runs its wake turn on CPU 0 (instead of fair task 300).
+fn running_its_wake_turn(e: &mut Engine<Log>) {
+    assert_eq!(woken_by_release(e), [100]);
     e.enqueue(2 * MS, 0, 100);
     assert_eq!(e.pick(2 * MS, 0, 300), Some(100));
 }
@@ -1428,9 +1436,7 @@ fn a_wake_turn_is_bounded_by_the_budget_too() {
     );
     t.wake_slice_ns = MS;
     e.set_tunables(0, t).unwrap();
-    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-    e.owner_released(2 * MS, L1, 200);
-    e.waiter_woken(2 * MS, L1, 100, 200);
+    woken_by_release(&mut e);
     assert!(e.is_boosted(100));
     e.enqueue(2 * MS, 0, 100);
     e.pick(2 * MS, 0, 300);
@@ -1478,11 +1484,7 @@ fn a_turn_that_runs_out_with_no_holder_known_keeps_the_waiters_sleep_reported() 
     assert!(!e.is_boosted(100));
     let a = e.handle(2 * MS + slice + 10, Event::Tick { cpu: 1, curr: 300 });
     assert!(a.newly_boosted().is_empty(), "no holder known");
-    assert_ne!(
-        e.woken_lanes() & (1 << (100 % 64)),
-        0,
-        "its sleep must still be reported"
-    );
+    assert!(sleep_reported(&e, 100), "its sleep must still be reported");
     // It sleeps; the platform reads the mutex's owner: the releaser.
     assert_eq!(
         e.waiter_slept(3 * MS + slice, 100, L1, 200).as_slice(),
@@ -1496,9 +1498,7 @@ fn a_turn_that_runs_out_with_no_holder_known_keeps_the_waiters_sleep_reported() 
 #[test]
 fn a_zero_wake_slice_turns_wake_turns_off_but_keeps_the_deferral() {
     let mut e = engine_with(|t| t.wake_slice_ns = 0);
-    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-    e.owner_released(2 * MS, L1, 200);
-    assert!(e.waiter_woken(2 * MS, L1, 100, 200).as_slice().is_empty());
+    assert!(woken_by_release(&mut e).is_empty());
     assert!(!e.is_boosted(100));
     assert_eq!(e.stats().get(Counter::WakeGrants), 0);
     assert!(e.owner_acquired(2 * MS, L1, 200).as_slice().is_empty());
