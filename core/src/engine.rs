@@ -8,10 +8,12 @@
 use super::abi::{self, AbiError, Message, Request, SameSpace, TidSpace};
 use super::critical::CriticalSet;
 use super::detector::{Blockers, Detector, Wait};
+use super::event::Running;
 use super::fasttrack::{Cx, FastTrack, GrantOutcome, Link, MAX_COOLING};
 use super::filter::{lanes_may_contain, TidFilter};
 pub use super::observer::{NoObserver, Observer, RevokeReason};
 use super::probes::{self, ProbeDemand};
+use super::pushes::{Pushed, Pushes};
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
 use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
 use super::wakes::{Wake, WakesInFlight, WAKES_IN_FLIGHT};
@@ -75,6 +77,7 @@ pub struct Engine<O: Observer = NoObserver> {
     ft: FastTrack,
     probes: ProbeDemand,
     wakes: WakesInFlight,
+    pushes: Pushes,
     stats: Stats,
     obs: O,
 }
@@ -114,6 +117,7 @@ impl<O: Observer> Engine<O> {
             ft: FastTrack::new(nr_cpus),
             probes: ProbeDemand::new(),
             wakes: WakesInFlight::new(),
+            pushes: Pushes::new(),
             stats: Stats::new(),
             obs: observer,
         }
@@ -205,6 +209,7 @@ impl<O: Observer> Engine<O> {
     /// Forgets `handle` everywhere: what it names is about to be freed.
     pub(crate) fn forget_handle(&mut self, handle: u64) {
         self.ft.forget_handle(handle);
+        self.pushes.forget_handle(handle);
     }
 
     /// Boosted tasks (with their handles) whose runqueue the platform has not reported with

@@ -10,6 +10,18 @@ use super::engine::{Boosted, Engine};
 use super::observer::Observer;
 use super::{futex_wait_lock, Cpu, LockId, LockKind, Nanos, Tid};
 
+/// A fair task running on a CPU, as a platform sees it when it offers places to push a
+/// boosted task to ([`Event::Push`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Running {
+    /// The CPU.
+    pub cpu: Cpu,
+    /// The task running there.
+    pub tid: Tid,
+    /// Its static priority (120 + nice).
+    pub prio: u32,
+}
+
 /// Something a platform observed, in the terms of the kernel hooks that report it; `'a` is the
 /// lifetime of a list of readers the platform lends for the call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,6 +218,26 @@ pub enum Event<'a> {
         dst: Cpu,
         /// Whether it runs on `src`.
         running: bool,
+    },
+    /// Task `tid` was just boosted on CPU `cpu`, running there if `running`, else queued. The
+    /// platform offers `idle_mask`, the idle CPUs it may use, and `others`, the fair tasks
+    /// running on the other CPUs it may use. Answered `Place(dst)` when it should move there
+    /// now (`fasttrack/misfit.rs`, `push_target`), which the platform does with the CPU
+    /// stopper.
+    Push {
+        /// The task.
+        tid: Tid,
+        /// The platform's handle for it, given back when it is to return
+        /// ([`Engine::take_push_back`]).
+        handle: u64,
+        /// Its CPU.
+        cpu: Cpu,
+        /// Whether it runs there.
+        running: bool,
+        /// The idle CPUs it may use.
+        idle_mask: u64,
+        /// What runs on the busy CPUs it may use (fair tasks only).
+        others: &'a [Running],
     },
     /// The kernel computes task `tid`'s effective uclamp.min. Answered `UclampMin` while
     /// SuperPass raises it.
@@ -467,6 +499,16 @@ impl<O: Observer> Engine<O> {
                     Answer::Veto
                 }
             }
+            Event::Push {
+                tid,
+                handle,
+                cpu,
+                running,
+                idle_mask,
+                others,
+            } => self
+                .push_target(now, tid, handle, cpu, running, idle_mask, others)
+                .map_or(Answer::None, Answer::Place),
             Event::UclampEff { tid } => {
                 self.uclamp_min(tid).map_or(Answer::None, Answer::UclampMin)
             }

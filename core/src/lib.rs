@@ -48,13 +48,15 @@ pub mod filter;
 pub mod gates;
 pub mod observer;
 pub mod probes;
+pub mod pushes;
 pub mod stats;
 pub mod tunables;
 pub mod wakes;
 
 pub use engine::{Boosted, Engine, Published};
-pub use event::{Answer, Event};
+pub use event::{Answer, Event, Running};
 pub use observer::{NoObserver, Observer, RevokeReason};
+pub use pushes::Pushed;
 
 /// A kernel thread id (`pid_t`); values `<= 0` never name a task.
 pub type Tid = i32;

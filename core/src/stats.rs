@@ -150,6 +150,12 @@ counters! {
     /// kick that should have made the CPU pick it was lost, or came before it was queued), and
     /// made the CPU pick again.
     StrandedPicks = "stranded_picks",
+    /// Boosted tasks pushed, just after their boost, from a CPU slower than the fastest to a
+    /// faster one: an idle CPU, or one running a task of lower priority than `push_min_prio`
+    /// allows to keep its CPU (the platform moves them with the CPU stopper).
+    Pushes = "pushes",
+    /// Pushed tasks sent back, once their boost ended, to the CPU they were pushed from.
+    PushBacks = "push_backs",
 }
 
 /// Sub-buckets per power of two: 64 keeps the midpoint within 1/128 (0.8%) of any sample.

@@ -208,6 +208,13 @@ tunables! {
         unit: "ns",
         doc: "How long a critical thread that a release woke out of a tracked wait may run on the fast track (its wake turn) before the turn ends; the turn ends sooner when its retry takes the lock or sleeps again, and counts against the budget and the CPU's share. It also bounds how long a releaser keeps its grant while its wake is in flight to a woken waiter that is not on the fast track (one on it keeps the releaser's grant until it is runnable, within the budget; 0: no wake turns, and a releaser's grant ends with its release).",
     },
+    push_min_prio: u32 = {
+        default: 121,
+        min: 100,
+        max: 140,
+        unit: "prio",
+        doc: "A boosted blocker running or queued on a CPU slower than the fastest is pushed, the moment it is boosted, to the fastest CPU it may use that is idle or runs a fair task of this static priority or lower (the kernel's prio, 120 + nice: the default 121 displaces only background priorities, nice 1 and up); never to a CPU running a critical thread, another boosted task or an RT task, nor a running blocker to the CPU a critical thread's wait started on. 140: push to idle CPUs only.",
+    },
     readers_while_critical: u32 = {
         default: 1,
         min: 0,

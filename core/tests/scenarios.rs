@@ -3,6 +3,7 @@
 use superpass_core::abi::{self, AbiError, Message};
 use superpass_core::stats::Counter;
 use superpass_core::tunables::Tunables;
+use superpass_core::Running;
 use superpass_core::{
     Answer, Engine, Event, LockId, LockKind, Nanos, NoObserver, Observer, RevokeReason, Role, Tid,
 };
@@ -1896,5 +1897,105 @@ fn a_bound_is_armed_for_the_budget_and_due_within_the_slack() {
     // The release ends the grant: the timer must not preempt whoever runs now.
     e.handle(2 * MS, Event::from_hook_owner(L1, 200, false));
     assert_eq!(bound(&mut e, 2 * MS), Answer::None);
+    ok(&e);
+}
+
+/// Offers the engine places to push newly boosted `tid`, on CPU `cpu`, to.
+fn push(
+    e: &mut Engine<Log>,
+    tid: Tid,
+    cpu: u32,
+    running: bool,
+    idle: u64,
+    others: &[Running],
+) -> Answer {
+    e.handle(
+        2 * MS,
+        Event::Push {
+            tid,
+            handle: 0x2000 + tid as u64,
+            cpu,
+            running,
+            idle_mask: idle,
+            others,
+        },
+    )
+}
+
+fn runs(cpu: u32, tid: Tid, nice: i32) -> Running {
+    Running {
+        cpu,
+        tid,
+        prio: (120 + nice) as u32,
+    }
+}
+
+#[test]
+fn a_blocker_boosted_on_a_little_core_is_pushed_to_a_big_one_running_background_work() {
+    // CPUs 0-5 little, 6-7 big; the UI thread waits on CPU 6 for 200, running on CPU 0.
+    let mut e = waiting_on(&[256, 256, 256, 256, 256, 256, 1024, 1024], 6);
+    let nice0 = [runs(6, 100, -10), runs(7, 400, 0)];
+    assert_eq!(
+        push(&mut e, 200, 0, true, 0, &nice0),
+        Answer::None,
+        "foreground work"
+    );
+    let bg = [runs(6, 100, -10), runs(7, 400, 10)];
+    assert_eq!(push(&mut e, 200, 0, true, 0, &bg), Answer::Place(7));
+    assert_eq!(e.take_push_back(3 * MS), None, "still boosted");
+    assert_eq!(
+        push(&mut e, 300, 0, true, 0, &bg),
+        Answer::None,
+        "not boosted"
+    );
+    e.handle(4 * MS, Event::OwnerReleased { lock: L1, tid: 200 });
+    e.wait_finish(4 * MS, 100, L1);
+    let back = e.take_push_back(4 * MS).expect("its boost ended");
+    assert_eq!(
+        (back.tid, back.handle, back.from, back.to),
+        (200, 0x2000 + 200, 0, 7)
+    );
+    assert_eq!(e.take_push_back(4 * MS), None, "once");
+    assert_eq!(e.stats().get(Counter::Pushes), 1);
+    assert_eq!(e.stats().get(Counter::PushBacks), 1);
+    ok(&e);
+}
+
+#[test]
+fn a_running_blocker_is_not_pushed_onto_the_cpu_its_critical_thread_waits_on() {
+    let mut e = waiting_on(&[256, 256, 256, 256, 256, 256, 1024, 1024], 6);
+    let bg = [runs(7, 100, -10)];
+    assert_eq!(
+        push(&mut e, 200, 0, true, 1 << 6, &bg),
+        Answer::None,
+        "running"
+    );
+    assert_eq!(
+        push(&mut e, 200, 0, false, 1 << 6, &bg),
+        Answer::Place(6),
+        "queued"
+    );
+    ok(&e);
+}
+
+#[test]
+fn push_min_prio_140_pushes_to_idle_cpus_only() {
+    let mut e = engine8();
+    let mut t = *e.tunables();
+    t.push_min_prio = 140;
+    e.set_tunables(0, t).unwrap();
+    e.set_cpu_capacities(&[256, 256, 256, 256, 256, 256, 1024, 1024]);
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 6));
+    let bg = [runs(7, 400, 19)];
+    assert_eq!(
+        push(&mut e, 200, 0, true, 0, &bg),
+        Answer::None,
+        "nobody displaced"
+    );
+    assert_eq!(
+        push(&mut e, 200, 0, true, 1 << 7, &[]),
+        Answer::Place(7),
+        "idle"
+    );
     ok(&e);
 }

@@ -122,7 +122,9 @@ fn header(md: &mut String, o: &ReportOpts) {
          `aosp` (their process's top-app cpuset, what AOSP does; the default) and `little` (the \
          background cpuset, the simulator's earlier assumption). Policies: {}. `superpass` is \
          what the kernel module does (including its misfit marking: an idle faster CPU pulls a \
-         boosted blocker off a slow one); `superpass-stock` the same on a device whose user \
+         boosted blocker off a slow one; and its pushes: a blocker boosted on a slow CPU moves \
+         at once to a faster one that is idle or runs a background-priority task, and back when \
+         its boost ends); `superpass-stock` the same on a device whose user \
          space passes no futex owner hints.\n",
         command(o),
         PAPER.0,

@@ -351,6 +351,7 @@ impl<P: Policy + ?Sized> Sim<P> {
                     self.granted = self.granted.saturating_sub(1);
                     self.slice_end(t, Name::Grant(t));
                 }
+                Action::Migrate(t, dst) => self.push_task(t, dst),
             }
         }
     }

@@ -17,6 +17,7 @@ impl<O: Observer> Engine<O> {
             self.detector.reset(&self.tun);
             self.probes.clear();
             self.wakes.clear();
+            self.pushes.clear();
         }
         self.enabled = on;
     }

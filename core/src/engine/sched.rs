@@ -171,6 +171,69 @@ impl<O: Observer> Engine<O> {
         self.ft.misfit_targets(tid, cpu, faster, keep_off)
     }
 
+    /// Where boosted task `tid`, on CPU `cpu` (running there if `running`, else queued),
+    /// should be moved right now, if anywhere (`FastTrack::push_target`): `idle` is the idle
+    /// CPUs it may use, `others` the fair tasks running on the other CPUs it may use. A
+    /// running one may displace a task of static priority `push_min_prio` or lower that is
+    /// neither critical nor boosted; a running blocker is kept off the CPUs the critical
+    /// threads' waits started on, as load balancing keeps it (`may_migrate`).
+    pub(crate) fn push_target(
+        &mut self,
+        now: Nanos,
+        tid: Tid,
+        handle: u64,
+        cpu: Cpu,
+        running: bool,
+        idle: u64,
+        others: &[Running],
+    ) -> Option<Cpu> {
+        if !self.enabled || !self.ft.misfit(tid, cpu) {
+            return None;
+        }
+        let min = self.tun.push_min_prio;
+        let displaceable = others
+            .iter()
+            .filter(|r| r.cpu < 64 && r.prio >= min)
+            .filter(|r| !self.is_critical(r.tid) && !self.ft.is_boosted(r.tid))
+            .fold(0u64, |m, r| m | 1 << r.cpu);
+        let keep_off = if running {
+            self.critical_wait_cpus()
+        } else {
+            0
+        };
+        let to = self
+            .ft
+            .push_target(tid, cpu, idle, displaceable, keep_off)?;
+        let p = Pushed {
+            tid,
+            handle,
+            from: cpu,
+            to,
+            at: now,
+        };
+        if !self.pushes.record(p, self.tun.throttle_window_ns) {
+            return None;
+        }
+        self.stats.bump(Counter::Pushes);
+        Some(to)
+    }
+
+    /// A pushed task whose boost has ended, to be sent back to the CPU it was pushed from
+    /// (`pushes.rs`); `None` when there is none. The platform asks after each call that may
+    /// end a boost, until `None`.
+    #[inline]
+    pub fn take_push_back(&mut self, now: Nanos) -> Option<Pushed> {
+        if self.pushes.is_empty() {
+            return None;
+        }
+        let ft = &self.ft;
+        let p = self
+            .pushes
+            .take_ended(now, self.tun.throttle_window_ns, |t| ft.is_boosted(t))?;
+        self.stats.bump(Counter::PushBacks);
+        Some(p)
+    }
+
     /// The CPUs the critical threads' live lock waits started on (the wait events' `cpu`): one
     /// pass over the live waits, made only when a misfit blocker may move.
     pub(super) fn critical_wait_cpus(&self) -> u64 {

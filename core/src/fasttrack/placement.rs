@@ -73,7 +73,7 @@ impl FastTrack {
     }
 
     /// The CPUs of `mask` (non-empty, all below 64) with the highest capacity.
-    fn highest_capacity(&self, mask: u64) -> u64 {
+    pub(super) fn highest_capacity(&self, mask: u64) -> u64 {
         let mut best = 0u64;
         let mut top = 0u32;
         let mut m = mask;

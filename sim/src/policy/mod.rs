@@ -114,6 +114,9 @@ pub enum Action {
     GrantBegin(TaskIdx),
     /// The grant ended (trace slice).
     GrantEnd(TaskIdx),
+    /// Move a running or queued task to this CPU now, as a kernel module does with the CPU
+    /// stopper (SuperPass's push of a boosted task to a faster CPU).
+    Migrate(TaskIdx, u32),
 }
 
 /// The answer to "the picked task is a blocked donor; what runs?" (proxy execution).

@@ -23,7 +23,7 @@ use crate::locks::{Lock, TaskIdx};
 use crate::sched::{State, World};
 use crate::workload::ThreadRole;
 use superpass_core::{
-    gates, Answer, Engine, Event, LockId, Nanos, Observer, RevokeReason, Role, Tid,
+    gates, Answer, Engine, Event, LockId, Nanos, Observer, RevokeReason, Role, Running, Tid,
 };
 
 /// CPU time charged per hook call: LAVD's measured cost of a tracepoint probe (130 ns),
@@ -311,6 +311,10 @@ impl SuperPass {
             let bt = w.task(bi);
             if bt.on_rq {
                 let cpu = bt.cpu;
+                if let Some(dst) = self.push(w, bi) {
+                    out.push(Action::Migrate(bi, dst));
+                    continue;
+                }
                 let ev = Event::Enqueue {
                     cpu,
                     tid: b,
@@ -323,6 +327,51 @@ impl SuperPass {
             } else if depth < superpass_core::tunables::MAX_DEPTH {
                 self.follow_asleep(w, bi, out, depth);
             }
+        }
+    }
+
+    /// Where newly boosted task `t`, running or queued, should be pushed now, if anywhere: the
+    /// module offers the engine the idle CPUs the task may use and the fair tasks running on
+    /// the others, read from the runqueues (`module/superpass_push.c`), and moves it with the
+    /// CPU stopper.
+    fn push(&mut self, w: &World, t: TaskIdx) -> Option<u32> {
+        let task = w.task(t);
+        let (cpu, allowed) = (task.cpu, task.allowed);
+        let mut idle = 0u64;
+        let mut others = [Running {
+            cpu: 0,
+            tid: 0,
+            prio: 0,
+        }; 64];
+        let mut n = 0;
+        for (c, rq) in w.rqs.iter().enumerate().take(64) {
+            if c as u32 == cpu || allowed & (1 << c) == 0 {
+                continue;
+            }
+            match rq.curr.map(|r| w.task(r)) {
+                None => idle |= 1 << c,
+                Some(r) if !r.eff.is_rt() => {
+                    others[n] = Running {
+                        cpu: c as u32,
+                        tid: r.tid,
+                        prio: (120 + i32::from(r.eff.nice)) as u32,
+                    };
+                    n += 1;
+                }
+                Some(_) => {}
+            }
+        }
+        let ev = Event::Push {
+            tid: task.tid,
+            handle: 0,
+            cpu,
+            running: w.rqs[cpu as usize].curr == Some(t),
+            idle_mask: idle,
+            others: &others[..n],
+        };
+        match self.engine.handle(w.now, ev) {
+            Answer::Place(dst) => Some(dst),
+            _ => None,
         }
     }
 
@@ -414,6 +463,11 @@ impl SuperPass {
         }
         if self.probes.recheck_due(w.now) {
             self.refresh_probes(w.now);
+        }
+        while let Some(p) = self.engine.take_push_back(w.now) {
+            if let Some(&t) = self.idx.get(&p.tid) {
+                out.push(Action::Migrate(t, p.from));
+            }
         }
     }
 

@@ -686,7 +686,28 @@ impl<P: Policy + ?Sized> Sim<P> {
         false
     }
 
-    /// Moves running or queued task `t` from `src` to idle `dst`.
+    /// A policy's push: moves task `t` to CPU `dst` now if it is still runnable or running on
+    /// another CPU it may leave (the stopper takes a running one off its CPU), where it
+    /// preempts as a waking task would; otherwise nothing (it slept or moved meanwhile).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn push_task(&mut self, t: TaskIdx, dst: u32) {
+        let task = &self.w.tasks[t as usize];
+        let src = task.cpu;
+        let movable = task.on_rq
+            && matches!(task.state, State::Running | State::Runnable)
+            && !task.eff.is_rt()
+            && src != dst
+            && (dst as usize) < self.w.rqs.len()
+            && task.allowed & (1 << dst) != 0;
+        let rq = &self.w.rqs[src as usize];
+        if movable && !rq.donor.is_some_and(|d| Some(d) != rq.curr) {
+            self.migrate_misfit(t, src, dst);
+        }
+    }
+
+    /// Moves running or queued task `t` from `src` to `dst` (idle, or a push's target, which
+    /// picks again).
     #[cold]
     #[inline(never)]
     fn migrate_misfit(&mut self, t: TaskIdx, src: u32, dst: u32) {
