@@ -701,7 +701,7 @@ impl<P: Policy + ?Sized> Sim<P> {
             && (dst as usize) < self.w.rqs.len()
             && task.allowed & (1 << dst) != 0;
         let rq = &self.w.rqs[src as usize];
-        if movable && !rq.donor.is_some_and(|d| Some(d) != rq.curr) {
+        if movable && rq.donor.is_none_or(|d| Some(d) == rq.curr) {
             self.migrate_misfit(t, src, dst);
         }
     }
