@@ -13,7 +13,7 @@ use crate::ffi;
 use crate::state::{self, Guard};
 use crate::superpass_core::detector::MAX_BLOCKERS;
 use crate::superpass_core::tunables::MAX_DEPTH;
-use crate::superpass_core::{Answer, Cpu, Event, LockId, Nanos, Tid};
+use crate::superpass_core::{Answer, Cpu, Event, LockId, Nanos, Running, Tid, MAX_CPUS};
 use crate::{AsleepWait, RqRef, TaskRef};
 
 /// How many stale engine picks one pick hook skips before leaving CFS's choice alone.
@@ -32,6 +32,7 @@ pub(crate) fn lock_event(now: Nanos, ev: Event<'_>) {
         let Some(mut g) = state::lock() else { return };
         let answer = g.engine.handle(now, ev);
         place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
+        send_back(&mut g, now);
     }
     kicks.send();
 }
@@ -56,6 +57,7 @@ pub(crate) fn rwsem_wait_start(
         g.engine.handle(now, seen);
         let answer = g.engine.handle(now, ev);
         place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
+        send_back(&mut g, now);
     }
     kicks.send();
 }
@@ -79,6 +81,7 @@ pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
         };
         let answer = g.engine.handle(now, ev);
         place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
+        send_back(&mut g, now);
     }
     kicks.send();
 }
@@ -96,6 +99,7 @@ pub(crate) fn futex_woken(now: Nanos, woken: Tid, waker: Tid, queued: &[Tid]) {
                 .handle(now, Event::from_hook_futex_woken(q, woken, waker));
             place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
         }
+        send_back(&mut g, now);
     }
     kicks.send();
 }
@@ -137,6 +141,44 @@ impl Kicks {
     }
 }
 
+/// Sends every pushed task whose boost has ended back to the CPU it was pushed from; call
+/// after each engine call that may end a boost. The move is only requested here (the engine
+/// lock may be taken under a runqueue lock): the stopper of the task's CPU makes it.
+fn send_back(g: &mut Guard, now: Nanos) {
+    while let Some(p) = g.engine.take_push_back(now) {
+        if let Some(task) = task_of(g, p.handle) {
+            task.move_to(p.from, Some(p.to));
+        }
+    }
+}
+
+/// Offers the engine the places newly boosted `task`, on CPU `cpu`, could be pushed to, and
+/// requests the move it chooses; true if one was requested. Only off the fast CPUs: on them
+/// (every CPU, where all are alike) there is nothing faster to push to.
+fn push(g: &mut Guard, now: Nanos, tid: Tid, task: TaskRef, cpu: Cpu) -> bool {
+    if cpu >= 64 || g.engine.fast_track().fast_cpus() & 1 << cpu != 0 {
+        return false;
+    }
+    let mut others = [Running {
+        cpu: 0,
+        tid: 0,
+        prio: 0,
+    }; MAX_CPUS];
+    let (idle, n) = task.push_view(cpu, &mut others);
+    let ev = Event::Push {
+        tid,
+        handle: task.handle(),
+        cpu,
+        running: task.running(),
+        idle_mask: idle,
+        others: &others[..n],
+    };
+    match g.engine.handle(now, ev) {
+        Answer::Place(dst) => task.move_to(dst, Some(cpu)),
+        _ => false,
+    }
+}
+
 /// Records the `task_struct` of each newly boosted task in the engine and where it is queued,
 /// notes the CPU to kick if the engine says so, and follows a lock wait the task is in that no
 /// probe reported. `depth` counts the waits followed so far, which bounds the recursion.
@@ -148,6 +190,9 @@ fn place(g: &mut Guard, now: Nanos, boosted: &[Tid], kicks: &mut Kicks, depth: u
         };
         g.engine.set_handle(tid, task.handle());
         if let Some(cpu) = task.queued_cpu() {
+            if push(g, now, tid, task, cpu) {
+                continue;
+            }
             // Racy, as the queued CPU is: a pick validates what it runs under the rq lock.
             let ev = Event::Enqueue {
                 cpu,
@@ -203,13 +248,16 @@ pub(crate) fn enqueue(now: Nanos, cpu: Cpu, tid: Tid, task: TaskRef, curr: Tid) 
         handle: task.handle(),
         curr,
     };
-    g.engine.handle(now, ev) == Answer::Resched
+    let resched = g.engine.handle(now, ev) == Answer::Resched;
+    send_back(&mut g, now);
+    resched
 }
 
 /// `tid` leaves CPU `cpu`'s runqueue.
 pub(crate) fn dequeue(now: Nanos, cpu: Cpu, tid: Tid) {
     if let Some(mut g) = state::lock() {
         g.engine.handle(now, Event::Dequeue { cpu, tid });
+        send_back(&mut g, now);
     }
 }
 
@@ -252,6 +300,7 @@ pub(crate) fn pick(now: Nanos, rq: RqRef, cpu: Cpu, fair_next: Tid) -> Picked {
     };
     locate(&mut g, now, rq, cpu);
     let task = pick_locked(&mut g, now, rq, cpu, fair_next);
+    send_back(&mut g, now);
     let deadline = match g.engine.handle(now, Event::Bound { cpu }) {
         Answer::Arm(at) => Some(at),
         Answer::Resched => Some(now),
@@ -331,6 +380,7 @@ pub(crate) fn tick(now: Nanos, rq: RqRef, cpu: Cpu, curr: Tid) -> bool {
         locate(&mut g, now, rq, cpu);
         let answer = g.engine.handle(now, Event::Tick { cpu, curr });
         place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
+        send_back(&mut g, now);
         answer == Answer::Resched
     };
     kicks.send();

@@ -62,5 +62,6 @@ void sp_c_exit(void)
 	sp_probestat_exit();
 	if (sp_misc_registered)
 		misc_deregister(&sp_misc);
+	sp_moves_exit();
 	sp_sched_exit();
 }

@@ -19,6 +19,7 @@
 #include "superpass_consts.h"
 
 struct rq;
+struct task_struct;
 struct sched_entity;
 
 /*
@@ -71,7 +72,7 @@ static inline bool sp_lock_may_matter(const void *lock)
 	X(futex_wake_this) X(futex_wake_up_q_finish) X(free_task) X(enqueue) \
 	X(dequeue) X(replace_next) X(preempt) X(select) X(tick) X(uclamp_eff_get) \
 	X(update_misfit_status) X(can_migrate_task) X(pick_engine) X(tick_engine) \
-	X(pi_pending_owner)
+	X(pi_pending_owner) X(move_request) X(move_done) X(move_stale) X(move_stopper)
 
 enum sp_probe_id {
 #define SP_PROBE_ID(name) SPP_##name,
@@ -273,6 +274,10 @@ void sp_probe_free_task(void *d, struct task_struct *p);
 /* ---- scheduler helpers (superpass_sched.c) ---- */
 void sp_sched_init(void);
 void sp_sched_exit(void);
+struct rq *sp_rq(unsigned int cpu);
+bool sp_task_fair(struct task_struct *p);
+bool sp_task_delayed(struct task_struct *p);
+void sp_moves_exit(void);
 
 /* Draws the key of the lock ids the tracepoints print (superpass_hooks.c). */
 void sp_trace_init(void);

@@ -31,7 +31,7 @@ mod ioctl;
 mod state;
 mod trace;
 
-use superpass_core::{abi, Answer, Event, LockKind, MAX_CPUS};
+use superpass_core::{abi, Answer, Event, LockKind, Running, MAX_CPUS};
 
 module! {
     type: SuperPassModule,
@@ -67,6 +67,17 @@ mod ffi {
         pub(crate) fn sp_task_queued_on(rq: *mut c_void, task: *mut c_void) -> bool;
         pub(crate) fn sp_task_pickable(rq: *mut c_void, task: *mut c_void) -> bool;
         pub(crate) fn sp_kick_cpu(cpu: u32);
+        pub(crate) fn sp_move_task(task: *mut c_void, dst: u32, expect: i32) -> bool;
+        pub(crate) fn sp_push_view(
+            task: *mut c_void,
+            src: u32,
+            idle: *mut u64,
+            cpus: *mut u8,
+            tids: *mut i32,
+            prios: *mut u8,
+            max: u32,
+        ) -> u32;
+        pub(crate) fn sp_task_running(task: *mut c_void) -> bool;
         pub(crate) fn sp_cpu_curr(cpu: u32) -> i32;
         pub(crate) fn sp_probes_sync();
         pub(crate) fn sp_trace_block(waiter: i32, blocker: i32, lock: u64, kind: u32);
@@ -178,6 +189,52 @@ impl TaskRef {
         // SAFETY: by the type invariant the task is live.
         let cpu = unsafe { ffi::sp_task_queued_cpu(self.as_ptr()) };
         u32::try_from(cpu).ok()
+    }
+
+    /// True if the task runs on a CPU now (a racy read).
+    pub(crate) fn running(self) -> bool {
+        // SAFETY: by the type invariant the task is live.
+        unsafe { ffi::sp_task_running(self.as_ptr()) }
+    }
+
+    /// Where a push of the task off CPU `src` may go: the idle CPUs it may use, and the fair
+    /// tasks running on the other CPUs it may use (read racily, for the engine's choice).
+    pub(crate) fn push_view(self, src: u32, others: &mut [Running; MAX_CPUS]) -> (u64, usize) {
+        let mut cpus = [0u8; MAX_CPUS];
+        let mut tids = [0i32; MAX_CPUS];
+        let mut prios = [0u8; MAX_CPUS];
+        let mut idle = 0u64;
+        // SAFETY: the task is live (type invariant); the arrays hold `MAX_CPUS` entries each,
+        // the most `sp_push_view` writes.
+        let n = unsafe {
+            ffi::sp_push_view(
+                self.as_ptr(),
+                src,
+                &mut idle,
+                cpus.as_mut_ptr(),
+                tids.as_mut_ptr(),
+                prios.as_mut_ptr(),
+                MAX_CPUS as u32,
+            )
+        };
+        let n = (n as usize).min(MAX_CPUS);
+        for (i, o) in others.iter_mut().enumerate().take(n) {
+            *o = Running {
+                cpu: u32::from(cpus[i]),
+                tid: tids[i],
+                prio: u32::from(prios[i]),
+            };
+        }
+        (idle, n)
+    }
+
+    /// Asks the CPU stopper to move the task to CPU `dst` if it is still on `expect` (any CPU
+    /// if `None`); false if the request could not be queued (every slot busy).
+    pub(crate) fn move_to(self, dst: u32, expect: Option<u32>) -> bool {
+        let expect = expect.and_then(|c| i32::try_from(c).ok()).unwrap_or(-1);
+        // SAFETY: the task is live (type invariant); `sp_move_task` takes its own reference
+        // before it returns, and accepts any CPU number.
+        unsafe { ffi::sp_move_task(self.as_ptr(), dst, expect) }
     }
 
     /// True if the task is queued on `rq` (whose lock the caller holds).

@@ -297,6 +297,22 @@ static inline bool sp_is_fair(struct task_struct *p)
 	return fair ? p->sched_class == fair : !rt_prio(p->prio) && !dl_prio(p->prio);
 }
 
+bool sp_task_fair(struct task_struct *p)
+{
+	return sp_is_fair(p);
+}
+
+bool sp_task_delayed(struct task_struct *p)
+{
+	return sp_se_delayed(p);
+}
+
+/* @cpu's runqueue, once a probe has seen it (runqueues is not exported). */
+struct rq *sp_rq(unsigned int cpu)
+{
+	return cpu < NR_CPUS ? READ_ONCE(sp_rqs[cpu]) : NULL;
+}
+
 void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p,
 			     int flags)
 {

@@ -21,7 +21,7 @@
 /* abi::TUNABLE_SLOTS. */
 #define SP_TUNABLE_SLOTS 16
 /* tunables::NUM_TUNABLES. */
-#define SP_NUM_TUNABLES 14
+#define SP_NUM_TUNABLES 15
 /* stats::NUM_COUNTERS. */
 #define SP_NUM_COUNTERS 48
 /* stats::HIST_BUCKETS. */
@@ -200,7 +200,8 @@ _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 	X(10, PROBE_LINGER_NS, "probe_linger_ns", 1000000000ULL, 10000000ULL, 600000000000ULL, "ns") \
 	X(11, BOOST_UCLAMP_MIN, "boost_uclamp_min", 1024ULL, 0ULL, 1024ULL, "capacity") \
 	X(12, WAKE_SLICE_NS, "wake_slice_ns", 1000000ULL, 0ULL, 20000000ULL, "ns") \
-	X(13, READERS_WHILE_CRITICAL, "readers_while_critical", 1ULL, 0ULL, 1ULL, "flag")
+	X(13, PUSH_MIN_PRIO, "push_min_prio", 121ULL, 100ULL, 140ULL, "prio") \
+	X(14, READERS_WHILE_CRITICAL, "readers_while_critical", 1ULL, 0ULL, 1ULL, "flag")
 
 enum sp_tunable {
 	SP_TUNABLE_MAX_CRITICAL = 0,
@@ -216,7 +217,8 @@ enum sp_tunable {
 	SP_TUNABLE_PROBE_LINGER_NS = 10,
 	SP_TUNABLE_BOOST_UCLAMP_MIN = 11,
 	SP_TUNABLE_WAKE_SLICE_NS = 12,
-	SP_TUNABLE_READERS_WHILE_CRITICAL = 13,
+	SP_TUNABLE_PUSH_MIN_PRIO = 13,
+	SP_TUNABLE_READERS_WHILE_CRITICAL = 14,
 };
 
 /*
@@ -266,7 +268,9 @@ enum sp_tunable {
 	X(39, MIGRATE_VETOES, "migrate_vetoes") \
 	X(40, WAKE_GRANTS, "wake_grants") \
 	X(41, REVOKE_TURN_OVER, "revoke_turn_over") \
-	X(42, STRANDED_PICKS, "stranded_picks")
+	X(42, STRANDED_PICKS, "stranded_picks") \
+	X(43, PUSHES, "pushes") \
+	X(44, PUSH_BACKS, "push_backs")
 
 enum sp_counter {
 	SP_COUNTER_CRITICAL_WAITS = 0,
@@ -312,6 +316,8 @@ enum sp_counter {
 	SP_COUNTER_WAKE_GRANTS = 40,
 	SP_COUNTER_REVOKE_TURN_OVER = 41,
 	SP_COUNTER_STRANDED_PICKS = 42,
+	SP_COUNTER_PUSHES = 43,
+	SP_COUNTER_PUSH_BACKS = 44,
 };
 
 /*
@@ -390,6 +396,7 @@ static const char *const sp_tunable_names[SP_NUM_TUNABLES] = {
 	[SP_TUNABLE_PROBE_LINGER_NS] = "probe_linger_ns",
 	[SP_TUNABLE_BOOST_UCLAMP_MIN] = "boost_uclamp_min",
 	[SP_TUNABLE_WAKE_SLICE_NS] = "wake_slice_ns",
+	[SP_TUNABLE_PUSH_MIN_PRIO] = "push_min_prio",
 	[SP_TUNABLE_READERS_WHILE_CRITICAL] = "readers_while_critical",
 };
 static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
@@ -436,6 +443,8 @@ static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_WAKE_GRANTS] = "wake_grants",
 	[SP_COUNTER_REVOKE_TURN_OVER] = "revoke_turn_over",
 	[SP_COUNTER_STRANDED_PICKS] = "stranded_picks",
+	[SP_COUNTER_PUSHES] = "pushes",
+	[SP_COUNTER_PUSH_BACKS] = "push_backs",
 };
 static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"mutex_wait",

@@ -4,10 +4,10 @@
  * real kernel lock (/dev/superpass-test's mutex or rwsem).
  *
  * usage: sp-inversion [-l mutex|rwsem] [-m off,on,fifo,on+fifo,off_n10,on_n10] [-d SECS] [-H HOGS]
- *                     [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US] [-r READERS]
+ *                     [-n HOG_NICE] [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US] [-r READERS]
  *                     [-R MIN_REDUCTION_PCT] [-T TRACE_SECS] [-X MAX_WAIT_MS]
  *
- * HOGS CPU-bound threads run at nice 0. A blocker at nice 19 keeps taking the
+ * HOGS CPU-bound threads run at nice 0 (HOG_NICE with -n). A blocker at nice 19 keeps taking the
  * lock (the mutex, or the rwsem for writing) and computes WORK_US of CPU work
  * inside it, then OUTSIDE_US outside it. A critical thread takes the same
  * lock (the mutex, or the rwsem for reading) every PERIOD_US and records how
@@ -371,12 +371,13 @@ int main(int argc, char **argv)
 	int nres = 0, opt, fail = 0;
 	pthread_t hogs[MAX_THREADS], blockers[MAX_THREADS];
 
-	while ((opt = getopt(argc, argv, "l:m:d:H:w:o:p:r:R:T:X:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:m:d:H:n:w:o:p:r:R:T:X:")) != -1) {
 		switch (opt) {
 		case 'l': lockname = optarg; break;
 		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
 		case 'd': duration = atoi(optarg); break;
 		case 'H': nhogs = atoi(optarg); break;
+		case 'n': hog_nice = atoi(optarg); break;
 		case 'w': work_us = atoi(optarg); break;
 		case 'o': outside_us = atoi(optarg); break;
 		case 'p': period_us = atoi(optarg); break;
@@ -423,8 +424,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nblockers; i++)
 		pthread_join(blockers[i], NULL);
 
-	printf("\nInversion scenario: %s, %d hogs (nice 0), %s%d us of work inside the lock",
-	       nreaders ? "rwsem reader storm" : lockname, nhogs,
+	printf("\nInversion scenario: %s, %d hogs (nice %d), %s%d us of work inside the lock",
+	       nreaders ? "rwsem reader storm" : lockname, nhogs, hog_nice,
 	       nreaders ? "readers x" : "blocker: ", nreaders ? nreaders : work_us);
 	if (!nreaders)
 		printf(" and %d us outside", outside_us < 0 ? work_us : outside_us);
@@ -474,6 +475,8 @@ int main(int argc, char **argv)
 			printf("M %s_wake_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_WAKE_GRANTS]);
 			printf("M %s_revoke_turn_over %llu\n", m, (unsigned long long)c[SP_COUNTER_REVOKE_TURN_OVER]);
 			printf("M %s_stranded_picks %llu\n", m, (unsigned long long)c[SP_COUNTER_STRANDED_PICKS]);
+			printf("M %s_pushes %llu\n", m, (unsigned long long)c[SP_COUNTER_PUSHES]);
+			printf("M %s_push_backs %llu\n", m, (unsigned long long)c[SP_COUNTER_PUSH_BACKS]);
 			printf("M %s_fast_track_ms %.1f\n", m, c[SP_COUNTER_FAST_TRACK_NS] / 1e6);
 			if (c[SP_COUNTER_CRITICAL_WAITS])
 				printf("M %s_blockers_per_wait %.2f\n", m,

@@ -36,6 +36,8 @@ static int spfd, tfd;
 static atomic_int stop_all;
 /* Loops done by each hog, for the hogs' rate. */
 static atomic_long hog_iters[MAX_THREADS];
+/* The hogs' nice value (0 unless a test asks for background hogs). */
+static int hog_nice;
 
 static __attribute__((unused)) uint64_t now_ns(void)
 {
@@ -110,7 +112,7 @@ static __attribute__((unused)) void *hog(void *arg)
 {
 	long id = (long)arg;
 
-	set_nice(0);
+	set_nice(hog_nice);
 	while (!atomic_load(&stop_all)) {
 		burn(1000);
 		atomic_fetch_add_explicit(&hog_iters[id], 1, memory_order_relaxed);

@@ -39,6 +39,7 @@ fn c_type(ty: &str) -> Option<&'static str> {
         "*const i32" => "const s32 *",
         "*mut u64" => "u64 *",
         "*mut u32" => "u32 *",
+        "*mut u8" => "u8 *",
         "*mut i32" => "s32 *",
         _ => return None,
     })

@@ -177,7 +177,7 @@ impl<O: Observer> Engine<O> {
     /// running one may displace a task of static priority `push_min_prio` or lower that is
     /// neither critical nor boosted; a running blocker is kept off the CPUs the critical
     /// threads' waits started on, as load balancing keeps it (`may_migrate`).
-    #[expect(clippy::too_many_arguments, reason = "the fields of Event::Push, passed on")]
+    #[expect(clippy::too_many_arguments, reason = "Event::Push's fields")]
     pub(crate) fn push_target(
         &mut self,
         now: Nanos,
