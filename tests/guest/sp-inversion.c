@@ -4,10 +4,11 @@
  * real kernel lock (/dev/superpass-test's mutex or rwsem).
  *
  * usage: sp-inversion [-l mutex|rwsem] [-m off,on,fifo,on+fifo,off_n10,on_n10] [-d SECS] [-H HOGS]
- *                     [-n HOG_NICE] [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US] [-r READERS]
+ *                     [-n HOG_NICE] [-B CPU] [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US] [-r READERS]
  *                     [-R MIN_REDUCTION_PCT] [-T TRACE_SECS] [-X MAX_WAIT_MS]
  *
- * HOGS CPU-bound threads run at nice 0 (HOG_NICE with -n). A blocker at nice 19 keeps taking the
+ * HOGS CPU-bound threads run at nice 0 (HOG_NICE with -n). A blocker (started
+ * on CPU with -B, then free to run on any CPU) at nice 19 keeps taking the
  * lock (the mutex, or the rwsem for writing) and computes WORK_US of CPU work
  * inside it, then OUTSIDE_US outside it. A critical thread takes the same
  * lock (the mutex, or the rwsem for reading) every PERIOD_US and records how
@@ -79,6 +80,8 @@ static const char *lockname = "mutex";
 #define ONFIFO_MARGIN_US 16000
 
 static int duration = 10, nhogs = 4, work_us = 500, outside_us = -1, period_us = 1000, nreaders;
+/* -B: the CPU each blocker starts on (-1: wherever the kernel puts it). */
+static int blocker_cpu = -1;
 static double min_reduction = -1;
 static double trace_secs;
 static double max_wait_ms = -1;
@@ -99,6 +102,15 @@ static void *blocker(void *arg)
 	long tid = syscall(SYS_gettid);
 
 	set_nice(19);
+	if (blocker_cpu >= 0) {
+		cpu_set_t one, all;
+
+		CPU_ZERO(&one);
+		CPU_SET(blocker_cpu, &one);
+		if (sched_getaffinity(0, sizeof(all), &all) == 0 &&
+		    sched_setaffinity(0, sizeof(one), &one) == 0)
+			sched_setaffinity(0, sizeof(all), &all);
+	}
 	while (!atomic_load(&stop_all)) {
 		mark("B|%ld|lockhold:spt\n", tid);
 		if (lock_op(op, work_us, NULL) < 0) {
@@ -371,13 +383,14 @@ int main(int argc, char **argv)
 	int nres = 0, opt, fail = 0;
 	pthread_t hogs[MAX_THREADS], blockers[MAX_THREADS];
 
-	while ((opt = getopt(argc, argv, "l:m:d:H:n:w:o:p:r:R:T:X:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:m:d:H:n:B:w:o:p:r:R:T:X:")) != -1) {
 		switch (opt) {
 		case 'l': lockname = optarg; break;
 		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
 		case 'd': duration = atoi(optarg); break;
 		case 'H': nhogs = atoi(optarg); break;
 		case 'n': hog_nice = atoi(optarg); break;
+		case 'B': blocker_cpu = atoi(optarg); break;
 		case 'w': work_us = atoi(optarg); break;
 		case 'o': outside_us = atoi(optarg); break;
 		case 'p': period_us = atoi(optarg); break;

@@ -1,7 +1,7 @@
 # Pushes: superpass.ko loaded with capacity=1024,512 takes CPU 0 for the fast
 # CPU and CPU 1 for a slower one (the kernel's own view stays symmetric). Two
 # hogs at nice 19 (background priority) keep both CPUs busy, so a blocker
-# boosted on CPU 1 has no idle faster CPU to be pulled to: the engine pushes it
+# boosted on CPU 1 (where it starts: -B 1) has no idle faster CPU to be pulled to: the engine pushes it
 # to CPU 0, displacing a hog, and the module's CPU stopper moves it there; when
 # its boost ends it goes back. The same run is made first with push_min_prio at
 # 140 (push to idle CPUs only: here, never), whose metrics are nopush_*. The
@@ -17,7 +17,7 @@ insmod /lib/modules/sp/superpass.ko capacity=1024,512 || { echo "FAIL superpass.
 insmod /lib/modules/sp/sp_testdev.ko || { echo "FAIL sp_testdev.ko did not load"; exit 1; }
 calls=/sys/kernel/debug/superpass/probe_calls
 [ -w "$calls" ] || { echo "FAIL no $calls (debugfs)"; exit 1; }
-args="-l mutex -d ${SP_PUSH_SECS:-10} -H 2 -n 19 -w 500 -o 100 -p 1000"
+args="-l mutex -d ${SP_PUSH_SECS:-10} -H 2 -n 19 -B 1 -w 500 -o 100 -p 1000"
 
 prio=$(sp-ctl get push_min_prio) || exit 1
 sp-ctl set push_min_prio=140 || exit 1
