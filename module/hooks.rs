@@ -145,20 +145,16 @@ impl Kicks {
 /// after each engine call that may end a boost. The move is only requested here (the engine
 /// lock may be taken under a runqueue lock): the stopper of the task's CPU makes it.
 fn send_back(g: &mut Guard, now: Nanos) {
-    while let Some(p) = g.engine.take_push_back(now) {
-        if let Some(task) = task_of(g, p.handle) {
-            task.move_to(p.from, Some(p.to));
+    while let Answer::Return { handle, to, expect } = g.engine.handle(now, Event::PushBack) {
+        if let Some(task) = task_of(g, handle) {
+            task.move_to(to, Some(expect));
         }
     }
 }
 
 /// Offers the engine the places newly boosted `task`, on CPU `cpu`, could be pushed to, and
-/// requests the move it chooses; true if one was requested. Only off the fast CPUs: on them
-/// (every CPU, where all are alike) there is nothing faster to push to.
+/// requests the move it chooses; true if one was requested.
 fn push(g: &mut Guard, now: Nanos, tid: Tid, task: TaskRef, cpu: Cpu) -> bool {
-    if cpu >= 64 || g.engine.fast_track().fast_cpus() & 1 << cpu != 0 {
-        return false;
-    }
     let mut others = [Running {
         cpu: 0,
         tid: 0,

@@ -239,6 +239,10 @@ pub enum Event<'a> {
         /// What runs on the busy CPUs it may use (fair tasks only).
         others: &'a [Running],
     },
+    /// The platform asks, after a call that may have ended a boost, for a pushed task whose
+    /// boost has ended. Answered `Return` with the next one to send back to the CPU it was
+    /// pushed from (`pushes.rs`), until `None`.
+    PushBack,
     /// The kernel computes task `tid`'s effective uclamp.min. Answered `UclampMin` while
     /// SuperPass raises it.
     UclampEff {
@@ -335,8 +339,18 @@ pub enum Answer {
         /// The handle the platform gave for it ([`Event::Enqueue`]), or 0.
         handle: u64,
     },
-    /// Place the waking task on this CPU (select).
+    /// Place the waking task on this CPU (select), or move the pushed one there now (push).
     Place(Cpu),
+    /// Move the task the platform's `handle` names to CPU `to` now, if it is still on CPU
+    /// `expect`: a pushed task whose boost has ended goes back (push back).
+    Return {
+        /// The platform's handle for the task, as the push named it.
+        handle: u64,
+        /// The CPU it was pushed from.
+        to: Cpu,
+        /// The CPU it was pushed to, where it should still be.
+        expect: Cpu,
+    },
     /// The task does not fit its CPU (misfit update).
     Misfit,
     /// Leave the task where it is (migration).
@@ -509,6 +523,13 @@ impl<O: Observer> Engine<O> {
             } => self
                 .push_target(now, tid, handle, cpu, running, idle_mask, others)
                 .map_or(Answer::None, Answer::Place),
+            Event::PushBack => self
+                .take_push_back(now)
+                .map_or(Answer::None, |p| Answer::Return {
+                    handle: p.handle,
+                    to: p.from,
+                    expect: p.to,
+                }),
             Event::UclampEff { tid } => {
                 self.uclamp_min(tid).map_or(Answer::None, Answer::UclampMin)
             }

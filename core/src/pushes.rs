@@ -4,8 +4,8 @@
 //! it holds up a critical thread. Once its boost ends it has no claim on that CPU, yet nothing
 //! would move it back: a background task that keeps running stays on the CPU it was pushed
 //! to, one the critical threads prefer, until it next sleeps. So the platform asks after each
-//! call into the engine ([`Engine::take_push_back`](super::Engine::take_push_back)) and sends
-//! a task whose boost has ended back where it came from. Measured in the simulator (AOSP
+//! call into the engine ([`Event::PushBack`](super::Event::PushBack)) and sends a task whose
+//! boost has ended back where it came from. Measured in the simulator (AOSP
 //! placement, 30 s x 20 seeds): with pushes that never went back, scroll-120's janky frames
 //! rose 5.7% [1.2, 10.3] against the stock scheduler, and 6.3% [2.2, 10.9] when sent back
 //! only at the next tick on its CPU (up to 4 ms later); sent back the moment the boost ended,

@@ -1942,7 +1942,11 @@ fn a_blocker_boosted_on_a_little_core_is_pushed_to_a_big_one_running_background_
     );
     let bg = [runs(6, 100, -10), runs(7, 400, 10)];
     assert_eq!(push(&mut e, 200, 0, true, 0, &bg), Answer::Place(7));
-    assert_eq!(e.take_push_back(3 * MS), None, "still boosted");
+    assert_eq!(
+        e.handle(3 * MS, Event::PushBack),
+        Answer::None,
+        "still boosted"
+    );
     assert_eq!(
         push(&mut e, 300, 0, true, 0, &bg),
         Answer::None,
@@ -1950,12 +1954,13 @@ fn a_blocker_boosted_on_a_little_core_is_pushed_to_a_big_one_running_background_
     );
     e.handle(4 * MS, Event::OwnerReleased { lock: L1, tid: 200 });
     e.wait_finish(4 * MS, 100, L1);
-    let back = e.take_push_back(4 * MS).expect("its boost ended");
-    assert_eq!(
-        (back.tid, back.handle, back.from, back.to),
-        (200, 0x2000 + 200, 0, 7)
-    );
-    assert_eq!(e.take_push_back(4 * MS), None, "once");
+    let back = Answer::Return {
+        handle: 0x2000 + 200,
+        to: 0,
+        expect: 7,
+    };
+    assert_eq!(e.handle(4 * MS, Event::PushBack), back, "its boost ended");
+    assert_eq!(e.handle(4 * MS, Event::PushBack), Answer::None, "once");
     assert_eq!(e.stats().get(Counter::Pushes), 1);
     assert_eq!(e.stats().get(Counter::PushBacks), 1);
     ok(&e);

@@ -221,9 +221,9 @@ impl<O: Observer> Engine<O> {
 
     /// A pushed task whose boost has ended, to be sent back to the CPU it was pushed from
     /// (`pushes.rs`); `None` when there is none. The platform asks after each call that may
-    /// end a boost, until `None`.
+    /// end a boost, until `None` ([`Event::PushBack`](super::super::Event::PushBack)).
     #[inline]
-    pub fn take_push_back(&mut self, now: Nanos) -> Option<Pushed> {
+    pub(crate) fn take_push_back(&mut self, now: Nanos) -> Option<Pushed> {
         if self.pushes.is_empty() {
             return None;
         }

@@ -363,7 +363,7 @@ impl SuperPass {
         }
         let ev = Event::Push {
             tid: task.tid,
-            handle: 0,
+            handle: u64::from(t) + 1,
             cpu,
             running: w.rqs[cpu as usize].curr == Some(t),
             idle_mask: idle,
@@ -373,6 +373,11 @@ impl SuperPass {
             Answer::Place(dst) => Some(dst),
             _ => None,
         }
+    }
+
+    /// The task a push's handle names (its index, plus one so that 0 names none).
+    fn task_of_handle(&self, handle: u64) -> Option<TaskIdx> {
+        TaskIdx::try_from(handle.checked_sub(1)?).ok()
     }
 
     /// A newly boosted task asleep in a kernel mutex or rwsem wait has that wait reported,
@@ -464,9 +469,9 @@ impl SuperPass {
         if self.probes.recheck_due(w.now) {
             self.refresh_probes(w.now);
         }
-        while let Some(p) = self.engine.take_push_back(w.now) {
-            if let Some(&t) = self.idx.get(&p.tid) {
-                out.push(Action::Migrate(t, p.from));
+        while let Answer::Return { handle, to, .. } = self.engine.handle(w.now, Event::PushBack) {
+            if let Some(t) = self.task_of_handle(handle) {
+                out.push(Action::Migrate(t, to));
             }
         }
     }
