@@ -184,7 +184,13 @@ fn place(g: &mut Guard, now: Nanos, boosted: &[Tid], kicks: &mut Kicks, depth: u
         let Some(task) = TaskRef::lookup(tid) else {
             continue;
         };
-        g.engine.set_handle(tid, task.handle());
+        g.engine.handle(
+            now,
+            Event::Named {
+                tid,
+                handle: task.handle(),
+            },
+        );
         if let Some(cpu) = task.queued_cpu() {
             if push(g, now, tid, task, cpu) {
                 continue;
@@ -267,25 +273,22 @@ fn task_of(_g: &Guard, handle: u64) -> Option<TaskRef> {
 /// Tells the engine about boosted tasks found queued on `rq` that it has not placed yet
 /// (boosted while already runnable, so no enqueue hook announced them).
 fn locate(g: &mut Guard, now: Nanos, rq: RqRef, cpu: Cpu) {
-    let mut found = [0 as Tid; MAX_BLOCKERS];
-    let mut n = 0;
-    for (tid, h) in g.engine.unlocated() {
-        // SAFETY: as in `task_of`: a recorded handle names a live task.
-        let queued = unsafe { TaskRef::from_handle(h) }.is_some_and(|t| t.queued_on(rq));
-        if n < found.len() && queued {
-            found[n] = tid;
-            n += 1;
+    let mut from = 0;
+    // Each answer names a later boost slot than the last, so this ends within MAX_GRANTS.
+    while let Answer::Unlocated { tid, handle, next } =
+        g.engine.handle(now, Event::Unlocated { from })
+    {
+        from = next;
+        if task_of(g, handle).is_some_and(|t| t.queued_on(rq)) {
+            // The answer is moot: this CPU is picking now.
+            let ev = Event::Enqueue {
+                cpu,
+                tid,
+                handle: 0,
+                curr: 0,
+            };
+            g.engine.handle(now, ev);
         }
-    }
-    for &tid in &found[..n] {
-        // The answer is moot: this CPU is picking now.
-        let ev = Event::Enqueue {
-            cpu,
-            tid,
-            handle: 0,
-            curr: 0,
-        };
-        g.engine.handle(now, ev);
     }
 }
 

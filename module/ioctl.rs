@@ -57,12 +57,10 @@ pub(crate) fn ioctl(cmd: u32, arg: usize) -> Result<(), AbiError> {
     let now = unsafe { ffi::sp_now() };
     let n = {
         let mut g = state::lock().ok_or(AbiError::NotFound)?;
-        let was = g.engine.enabled();
         let n = g.engine.apply(now, &req, &mut buf, &CallerSpace)?;
-        let is = g.engine.enabled();
         drop(g);
-        if was != is {
-            pr_info!("fast track {}\n", if is { "enabled" } else { "disabled" });
+        if let Request::SetEnabled(on) = req {
+            pr_info!("fast track {}\n", if on { "enabled" } else { "disabled" });
         }
         n
     };

@@ -283,8 +283,15 @@ impl kernel::Module for SuperPassModule {
             *c = unsafe { ffi::sp_cpu_capacity(cpu) };
         }
         if let Some(mut g) = state::lock() {
-            g.engine.set_active(active);
-            g.engine.set_cpu_capacities(&capacity);
+            // SAFETY: plain call; it reads the scheduler clock.
+            let now = unsafe { ffi::sp_now() };
+            g.engine.handle(now, Event::Attached { active });
+            g.engine.handle(
+                now,
+                Event::Capacities {
+                    capacity: &capacity,
+                },
+            );
         }
         log_mechanisms(active, busy);
         Ok(SuperPassModule)

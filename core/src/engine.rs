@@ -217,4 +217,10 @@ impl<O: Observer> Engine<O> {
     pub fn unlocated(&self) -> impl Iterator<Item = (Tid, u64)> + '_ {
         self.ft.unlocated()
     }
+
+    /// The first of [`Engine::unlocated`] in boost slot `from` or later, with the slot to ask
+    /// from next.
+    pub(crate) fn unlocated_from(&self, from: usize) -> Option<(Tid, u64, usize)> {
+        self.ft.unlocated_from(from)
+    }
 }

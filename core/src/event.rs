@@ -239,6 +239,35 @@ pub enum Event<'a> {
         /// What runs on the busy CPUs it may use (fair tasks only).
         others: &'a [Running],
     },
+    /// The platform found boosted task `tid`'s handle right after its boost (its name for the
+    /// task, which the engine hands back in `Run`, `Unlocated` and `Return`). Answered `None`;
+    /// the engine drops the handle with the boost or at a `TaskExit` naming it.
+    Named {
+        /// The boosted task.
+        tid: Tid,
+        /// The platform's handle for it.
+        handle: u64,
+    },
+    /// The platform asks, at a pick, for the next boosted task (from boost slot `from` on)
+    /// whose runqueue no event has reported since its boost: boosted while already queued, no
+    /// enqueue announced it. Answered `Unlocated`, or `None` when there are no more; a task
+    /// found queued on the picking CPU is then reported with `Enqueue`.
+    Unlocated {
+        /// The boost slot to look from: 0 first, then the answer's `next`.
+        from: u32,
+    },
+    /// The platform attached the hooks of these mechanisms (`abi::mech` bits), which
+    /// `GET_STATS` reports. Answered `None`.
+    Attached {
+        /// The mechanisms attached.
+        active: u64,
+    },
+    /// Each CPU's capacity (`capacity[cpu]`, in any unit; the kernel's
+    /// `arch_scale_cpu_capacity`): the fastest CPUs are those of the highest. Answered `None`.
+    Capacities {
+        /// The capacities, by CPU.
+        capacity: &'a [u32],
+    },
     /// The platform asks, after a call that may have ended a boost, for a pushed task whose
     /// boost has ended. Answered `Return` with the next one to send back to the CPU it was
     /// pushed from (`pushes.rs`), until `None`.
@@ -341,6 +370,16 @@ pub enum Answer {
     },
     /// Place the waking task on this CPU (select), or move the pushed one there now (push).
     Place(Cpu),
+    /// A boosted task whose runqueue is unknown (`Event::Unlocated`); ask from `next` for the
+    /// next one.
+    Unlocated {
+        /// The task.
+        tid: Tid,
+        /// Its handle.
+        handle: u64,
+        /// The boost slot to ask from next.
+        next: u32,
+    },
     /// Move the task the platform's `handle` names to CPU `to` now, if it is still on CPU
     /// `expect`: a pushed task whose boost has ended goes back (push back).
     Return {
@@ -523,6 +562,26 @@ impl<O: Observer> Engine<O> {
             } => self
                 .push_target(now, tid, handle, cpu, running, idle_mask, others)
                 .map_or(Answer::None, Answer::Place),
+            Event::Named { tid, handle } => {
+                self.set_handle(tid, handle);
+                Answer::None
+            }
+            Event::Unlocated { from } => {
+                self.unlocated_from(from as usize)
+                    .map_or(Answer::None, |(tid, handle, next)| Answer::Unlocated {
+                        tid,
+                        handle,
+                        next: next as u32,
+                    })
+            }
+            Event::Attached { active } => {
+                self.set_active(active);
+                Answer::None
+            }
+            Event::Capacities { capacity } => {
+                self.set_cpu_capacities(capacity);
+                Answer::None
+            }
             Event::PushBack => self
                 .take_push_back(now)
                 .map_or(Answer::None, |p| Answer::Return {

@@ -393,6 +393,16 @@ impl FastTrack {
             .map(|b| (b.tid, b.handle))
     }
 
+    /// The first boosted task of [`FastTrack::unlocated`] in boost slot `from` or later, with
+    /// its handle and the slot to ask from next.
+    pub fn unlocated_from(&self, from: usize) -> Option<(Tid, u64, usize)> {
+        let rest = self.live_boosts & u64::MAX.checked_shl(from as u32).unwrap_or(0);
+        bits(rest)
+            .filter_map(|i| Some((i, self.boost_at(i)?)))
+            .find(|(_, b)| !b.located && b.handle != 0)
+            .map(|(i, b)| (b.tid, b.handle, i + 1))
+    }
+
     /// Fast-tracked CPU time `tid` has used in its current boost.
     pub fn used_ns(&self, tid: Tid) -> Option<Nanos> {
         Some(self.boost_at(self.boost_of(tid)?.into())?.used)

@@ -2004,3 +2004,69 @@ fn push_min_prio_140_pushes_to_idle_cpus_only() {
     );
     ok(&e);
 }
+
+#[test]
+fn a_named_boosted_task_is_unlocated_until_an_enqueue_reports_it() {
+    let mut e = engine();
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 0));
+    let unlocated = |e: &mut Engine<Log>, from| e.handle(MS, Event::Unlocated { from });
+    assert_eq!(unlocated(&mut e, 0), Answer::None, "no handle named yet");
+    e.handle(
+        MS,
+        Event::Named {
+            tid: 200,
+            handle: 0xabc,
+        },
+    );
+    let Answer::Unlocated { tid, handle, next } = unlocated(&mut e, 0) else {
+        panic!("200 is unlocated");
+    };
+    assert_eq!((tid, handle), (200, 0xabc));
+    assert_eq!(unlocated(&mut e, next), Answer::None, "the only one");
+    e.handle(
+        MS,
+        Event::Enqueue {
+            cpu: 1,
+            tid: 200,
+            handle: 0xabc,
+            curr: 0,
+        },
+    );
+    assert_eq!(unlocated(&mut e, 0), Answer::None, "located");
+    e.handle(
+        MS,
+        Event::Named {
+            tid: 300,
+            handle: 0xdef,
+        },
+    );
+    assert_eq!(
+        unlocated(&mut e, 0),
+        Answer::None,
+        "not boosted: nothing named"
+    );
+    ok(&e);
+}
+
+#[test]
+fn unlocated_tasks_are_handed_out_one_slot_after_another() {
+    let mut e = engine();
+    e.add_critical(0, 101, Role::Render).unwrap();
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 0));
+    e.handle(MS, wait_on(101, L2, LockKind::Mutex, 300, 1));
+    for tid in [200, 300] {
+        let handle = 0x1000 + tid as u64;
+        e.handle(MS, Event::Named { tid, handle });
+    }
+    let mut seen = Vec::new();
+    let mut from = 0;
+    while let Answer::Unlocated { tid, handle, next } = e.handle(MS, Event::Unlocated { from }) {
+        assert!(next > from, "each answer names a later slot");
+        assert_eq!(handle, 0x1000 + tid as u64);
+        seen.push(tid);
+        from = next;
+    }
+    seen.sort();
+    assert_eq!(seen, [200, 300]);
+    ok(&e);
+}

@@ -563,7 +563,13 @@ impl Policy for SuperPass {
         // Built in place: the engine is tens of KiB, and a local moved in copied all of it.
         self.engine = Engine::new(w.rqs.len() as u32, Recorder::default());
         let e = &mut self.engine;
-        e.set_cpu_capacities(&Self::capacities(w));
+        let capacity = Self::capacities(w);
+        e.handle(
+            w.now,
+            Event::Capacities {
+                capacity: &capacity,
+            },
+        );
         e.set_critical(w.now, &Self::critical_set(w))
             .expect("critical set fits the default tunables");
         e.set_enabled(w.now, true);
