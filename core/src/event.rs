@@ -228,7 +228,7 @@ pub enum Event<'a> {
         /// The task.
         tid: Tid,
         /// The platform's handle for it, given back when it is to return
-        /// ([`Engine::take_push_back`]).
+        /// ([`Event::PushBack`]).
         handle: u64,
         /// Its CPU.
         cpu: Cpu,
