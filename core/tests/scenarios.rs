@@ -1922,6 +1922,18 @@ fn push(
     )
 }
 
+/// Asserts the engine's answer when blocker 200, on CPU 0, is offered `idle` and `others`.
+fn expect_push(
+    e: &mut Engine<Log>,
+    running: bool,
+    idle: u64,
+    others: &[Running],
+    want: Answer,
+    why: &str,
+) {
+    assert_eq!(push(e, 200, 0, running, idle, others), want, "{why}");
+}
+
 fn runs(cpu: u32, tid: Tid, nice: i32) -> Running {
     Running {
         cpu,
@@ -1935,13 +1947,9 @@ fn a_blocker_boosted_on_a_little_core_is_pushed_to_a_big_one_running_background_
     // CPUs 0-5 little, 6-7 big; the UI thread waits on CPU 6 for 200, running on CPU 0.
     let mut e = waiting_on(&[256, 256, 256, 256, 256, 256, 1024, 1024], 6);
     let nice0 = [runs(6, 100, -10), runs(7, 400, 0)];
-    assert_eq!(
-        push(&mut e, 200, 0, true, 0, &nice0),
-        Answer::None,
-        "foreground work"
-    );
+    expect_push(&mut e, true, 0, &nice0, Answer::None, "foreground work");
     let bg = [runs(6, 100, -10), runs(7, 400, 10)];
-    assert_eq!(push(&mut e, 200, 0, true, 0, &bg), Answer::Place(7));
+    expect_push(&mut e, true, 0, &bg, Answer::Place(7), "background work");
     assert_eq!(
         e.handle(3 * MS, Event::PushBack),
         Answer::None,
@@ -1970,16 +1978,8 @@ fn a_blocker_boosted_on_a_little_core_is_pushed_to_a_big_one_running_background_
 fn a_running_blocker_is_not_pushed_onto_the_cpu_its_critical_thread_waits_on() {
     let mut e = waiting_on(&[256, 256, 256, 256, 256, 256, 1024, 1024], 6);
     let bg = [runs(7, 100, -10)];
-    assert_eq!(
-        push(&mut e, 200, 0, true, 1 << 6, &bg),
-        Answer::None,
-        "running"
-    );
-    assert_eq!(
-        push(&mut e, 200, 0, false, 1 << 6, &bg),
-        Answer::Place(6),
-        "queued"
-    );
+    expect_push(&mut e, true, 1 << 6, &bg, Answer::None, "running");
+    expect_push(&mut e, false, 1 << 6, &bg, Answer::Place(6), "queued");
     ok(&e);
 }
 
@@ -1992,16 +1992,8 @@ fn push_min_prio_140_pushes_to_idle_cpus_only() {
     e.set_cpu_capacities(&[256, 256, 256, 256, 256, 256, 1024, 1024]);
     e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 6));
     let bg = [runs(7, 400, 19)];
-    assert_eq!(
-        push(&mut e, 200, 0, true, 0, &bg),
-        Answer::None,
-        "nobody displaced"
-    );
-    assert_eq!(
-        push(&mut e, 200, 0, true, 1 << 7, &[]),
-        Answer::Place(7),
-        "idle"
-    );
+    expect_push(&mut e, true, 0, &bg, Answer::None, "nobody displaced");
+    expect_push(&mut e, true, 1 << 7, &[], Answer::Place(7), "idle");
     ok(&e);
 }
 
