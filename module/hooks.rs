@@ -292,11 +292,26 @@ fn locate(g: &mut Guard, now: Nanos, rq: RqRef, cpu: Cpu) {
     }
 }
 
-/// The task CPU `cpu` should run instead of CFS's choice, validated against `rq`.
-pub(crate) fn pick(now: Nanos, rq: RqRef, cpu: Cpu, fair_next: Tid) -> Picked {
+/// The task CPU `cpu` should run instead of CFS's choice, validated against `rq`; `preempted`
+/// ran until now and stays queued here, and may be a critical thread inside a tracked wait.
+pub(crate) fn pick(
+    now: Nanos,
+    rq: RqRef,
+    cpu: Cpu,
+    fair_next: Tid,
+    preempted: Option<(TaskRef, Tid)>,
+) -> Picked {
     let Some(mut g) = state::lock() else {
         return Picked::default();
     };
+    if let Some((task, tid)) = preempted {
+        let ev = Event::Preempted {
+            cpu,
+            tid,
+            handle: task.handle(),
+        };
+        g.engine.handle(now, ev);
+    }
     locate(&mut g, now, rq, cpu);
     let task = pick_locked(&mut g, now, rq, cpu, fair_next);
     send_back(&mut g, now);

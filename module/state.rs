@@ -106,6 +106,7 @@ impl Guard {
                 p.boosted_lanes,
                 p.lock_lanes,
                 p.woken_lanes,
+                p.waiting_lanes,
                 p.probes,
                 p.work_cpus,
             );

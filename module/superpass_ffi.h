@@ -23,7 +23,7 @@ void sp_hook_futex_woken(u64 now, s32 woken, s32 waker, const s32 *queued, u32 n
 bool sp_hook_enqueue(u64 now, unsigned int cpu, s32 tid, void *task, s32 curr);
 void sp_hook_dequeue(u64 now, unsigned int cpu, s32 tid);
 void sp_hook_slept(u64 now, s32 tid, u64 lock, s32 owner);
-void *sp_hook_pick(u64 now, void *rq, unsigned int cpu, s32 fair_next, u64 *deadline);
+void *sp_hook_pick(u64 now, void *rq, unsigned int cpu, s32 fair_next, void *preempted, s32 preempted_tid, u64 *deadline);
 bool sp_hook_preempt(u64 now, unsigned int cpu, s32 curr, s32 waking);
 s32 sp_hook_select(u64 now, s32 tid, unsigned int prev_cpu, u64 idle, u64 allowed);
 bool sp_hook_tick(u64 now, void *rq, unsigned int cpu, s32 curr);
@@ -38,7 +38,7 @@ long sp_ioctl(unsigned int cmd, unsigned long arg);
 /* ---- C helpers for Rust (declared in superpass_main.rs's ffi module) ---- */
 unsigned long sp_engine_lock(void);
 void sp_engine_unlock(unsigned long flags);
-void sp_publish(u32 gates, u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, u64 woken_lanes, u32 probes, u64 work_cpus);
+void sp_publish(u32 gates, u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes, u64 woken_lanes, u64 waiting_lanes, u32 probes, u64 work_cpus);
 u64 sp_now(void);
 bool sp_capable_sys_nice(void);
 s32 sp_tid_to_engine(s32 tid);

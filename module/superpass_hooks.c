@@ -45,6 +45,7 @@ atomic64_t sp_boosted_lanes = ATOMIC64_INIT(0);
 atomic64_t sp_lock_lanes = ATOMIC64_INIT(0);
 atomic64_t sp_woken_lanes = ATOMIC64_INIT(0);
 atomic64_t sp_work_cpus = ATOMIC64_INIT(0);
+atomic64_t sp_waiting_lanes = ATOMIC64_INIT(0);
 
 unsigned long sp_engine_lock(void)
 {
@@ -64,7 +65,7 @@ void sp_engine_unlock(unsigned long flags)
  * bit) for the probes; called with the engine lock held.
  */
 void sp_publish(u32 gates, u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes,
-		u64 woken_lanes, u32 probes, u64 work_cpus)
+		u64 woken_lanes, u64 waiting_lanes, u32 probes, u64 work_cpus)
 {
 	/* The reader record is kept only while readers are recorded (sp_owners_matter()). */
 	if (sp_owners_matter() && !(gates & SP_GATE_OWNERS))
@@ -79,6 +80,8 @@ void sp_publish(u32 gates, u64 interest_lanes, u64 boosted_lanes, u64 lock_lanes
 	/* Read by every pick and tick on every CPU: stored only when it changes. */
 	if (atomic64_read(&sp_work_cpus) != work_cpus)
 		atomic64_set(&sp_work_cpus, work_cpus);
+	if (atomic64_read(&sp_waiting_lanes) != waiting_lanes)
+		atomic64_set(&sp_waiting_lanes, waiting_lanes);
 	atomic_set(&sp_gates, gates);
 	sp_probes_want(probes);
 }

@@ -50,6 +50,8 @@ extern atomic64_t sp_boosted_lanes;
  */
 extern atomic64_t sp_lock_lanes;
 extern atomic64_t sp_woken_lanes;
+/* Engine::published().waiting_lanes; read by preempting picks, stored when it changes. */
+extern atomic64_t sp_waiting_lanes;
 
 static inline u32 sp_lock_lane(const void *lock)
 {
@@ -135,6 +137,15 @@ static inline bool sp_may_matter(pid_t tid)
 static inline bool sp_may_be_woken(pid_t tid)
 {
 	return sp_gate(SP_GATE_WOKEN) && sp_lane(&sp_woken_lanes, tid);
+}
+
+/*
+ * Whether @tid may be a critical thread inside a tracked wait no release has
+ * woken: its preemption before it sleeps matters (sp_replace_next()).
+ */
+static inline bool sp_may_be_waiting(pid_t tid)
+{
+	return sp_lane(&sp_waiting_lanes, tid);
 }
 
 /* Whether @tid may be boosted. */

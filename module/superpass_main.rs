@@ -54,6 +54,7 @@ mod ffi {
             boosted_lanes: u64,
             lock_lanes: u64,
             woken_lanes: u64,
+            waiting_lanes: u64,
             probes: u32,
             work_cpus: u64,
         );
@@ -455,19 +456,23 @@ pub extern "C" fn sp_hook_slept(now: u64, tid: i32, lock: u64, owner: i32) {
 
 /// The task CPU `cpu` should run instead of CFS's pick `fair_next` (TID, 0: none), or NULL.
 ///
+/// `preempted` (TID `preempted_tid`), if not NULL, is the task that ran until now, preempted
+/// and still queued on this CPU, which may be a critical thread inside a tracked wait.
 /// Writes to `*deadline` when a boosted task running on this CPU next reaches a bound (0: no
 /// boosted task runs), for the caller to arm a timer that asks again then.
 ///
 /// # Safety
 ///
-/// `rq` is CPU `cpu`'s runqueue and the caller (the pick hook) holds its lock; `deadline` is
-/// valid for a write.
+/// `rq` is CPU `cpu`'s runqueue and the caller (the pick hook) holds its lock; `preempted` is
+/// NULL or a live task queued on `rq`; `deadline` is valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn sp_hook_pick(
     now: u64,
     rq: *mut c_void,
     cpu: c_uint,
     fair_next: i32,
+    preempted: *mut c_void,
+    preempted_tid: i32,
     deadline: *mut u64,
 ) -> *mut c_void {
     let Some(rq) = NonNull::new(rq) else {
@@ -475,7 +480,9 @@ pub unsafe extern "C" fn sp_hook_pick(
     };
     // INVARIANT: the caller holds `rq`'s lock for the whole call.
     let rq = RqRef(rq);
-    let picked = hooks::pick(now, rq, cpu, fair_next);
+    // INVARIANT: a hook argument, live while the hook runs.
+    let preempted = TaskRef::from_raw(preempted).map(|t| (t, preempted_tid));
+    let picked = hooks::pick(now, rq, cpu, fair_next, preempted);
     if !deadline.is_null() {
         // SAFETY: the caller passes a pointer valid for a write.
         unsafe { deadline.write(picked.deadline.unwrap_or(0)) };

@@ -340,19 +340,34 @@ void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
 	sp_hook_dequeue(sp_now(), cpu_of(rq), p->pid);
 }
 
-/* The task to run instead of CFS's choice @next (NULL: keep it). */
-static struct task_struct *sp_replace_next(struct rq *rq,
-					   struct task_struct *next)
+/*
+ * @prev, if CFS is about to run another task while @prev stays queued here (it
+ * was preempted) and @prev may be a critical thread inside a tracked wait it
+ * has not slept in yet (Event::Preempted); else NULL.
+ */
+static struct task_struct *sp_preempted_waiter(struct rq *rq, struct task_struct *prev,
+					       struct task_struct *next)
 {
-	struct task_struct *t;
+	if (!prev || prev == next || !sp_may_be_waiting(prev->pid))
+		return NULL;
+	return sp_is_fair(prev) && sp_task_queued_on(rq, prev) ? prev : NULL;
+}
+
+/* The task to run instead of CFS's choice @next (NULL: keep it); @prev ran until now. */
+static struct task_struct *sp_replace_next(struct rq *rq, struct task_struct *next,
+					   struct task_struct *prev)
+{
+	struct task_struct *t, *waiter;
 	u64 deadline = 0;
 
 	if (next && unlikely(!READ_ONCE(sp_fair_class)))
 		WRITE_ONCE(sp_fair_class, next->sched_class);
-	if (!sp_boosting() || !sp_cpu_has_work(cpu_of(rq)))
+	waiter = sp_preempted_waiter(rq, prev, next);
+	if (!waiter && (!sp_boosting() || !sp_cpu_has_work(cpu_of(rq))))
 		return NULL;
 	sp_count(SPP_pick_engine);
-	t = sp_hook_pick(sp_now(), rq, cpu_of(rq), next ? next->pid : 0, &deadline);
+	t = sp_hook_pick(sp_now(), rq, cpu_of(rq), next ? next->pid : 0, waiter,
+			 waiter ? waiter->pid : 0, &deadline);
 	if (deadline)
 		sp_arm_bound_timer(deadline);
 	/* sp_hook_pick() validated t with sp_task_pickable() under rq's lock. */
@@ -384,7 +399,7 @@ void sp_probe_replace_next(void *d, struct rq *rq, struct task_struct **p,
 
 	if (simple)
 		return;
-	t = sp_replace_next(rq, *p);
+	t = sp_replace_next(rq, *p, prev);
 	if (t) {
 		*p = t;
 		*se = &t->se;
@@ -406,7 +421,7 @@ void sp_probe_replace_next(void *d, struct rq *rq,
 				  struct task_struct *prev)
 {
 	SP_COUNT(replace_next);
-	struct task_struct *t = sp_replace_next(rq, *p);
+	struct task_struct *t = sp_replace_next(rq, *p, prev);
 
 	if (t)
 		*p = t;

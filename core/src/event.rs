@@ -136,6 +136,19 @@ pub enum Event<'a> {
         /// path while the owner probes are detached): the lock itself still names it.
         owner: Tid,
     },
+    /// Critical thread `tid` was preempted on CPU `cpu` inside a tracked wait it has not slept
+    /// in yet, and stays queued there; the platform reports it at the pick that follows, only
+    /// for tasks in [`Published::waiting_lanes`](super::Published::waiting_lanes). Answered
+    /// `None`: the waiter gets a wait turn at the head of that CPU's fast-track queue, so the
+    /// pick runs it.
+    Preempted {
+        /// The CPU it stays queued on.
+        cpu: Cpu,
+        /// The critical thread.
+        tid: Tid,
+        /// The platform's handle for it.
+        handle: u64,
+    },
     /// `tid` exited.
     TaskExit {
         /// The task.
@@ -487,6 +500,10 @@ impl<O: Observer> Engine<O> {
             }
             Event::WaiterSlept { tid, lock, owner } => {
                 Answer::boosted(self.waiter_slept(now, tid, lock, owner))
+            }
+            Event::Preempted { cpu, tid, handle } => {
+                self.waiter_preempted(now, cpu, tid, handle);
+                Answer::None
             }
             Event::TaskExit { tid, handle } => {
                 self.task_exit(now, tid);

@@ -156,6 +156,9 @@ counters! {
     Pushes = "pushes",
     /// Pushed tasks sent back, once their boost ended, to the CPU they were pushed from.
     PushBacks = "push_backs",
+    /// Wait turns: a critical thread was preempted inside a tracked wait before it slept, and
+    /// was put on the fast track itself so that it reaches its sleep or its retry at once.
+    WaitTurns = "wait_turns",
 }
 
 /// Sub-buckets per power of two: 64 keeps the midpoint within 1/128 (0.8%) of any sample.

@@ -2062,3 +2062,130 @@ fn unlocated_tasks_are_handed_out_one_slot_after_another() {
     assert_eq!(seen, [200, 300]);
     ok(&e);
 }
+
+#[test]
+fn a_critical_waiter_preempted_before_it_sleeps_runs_ahead_of_its_blocker() {
+    let mut e = engine();
+    // 100 starts an owner-hinted futex wait on CPU 1 naming 200, queued there behind it.
+    let wait = Event::FutexWait {
+        waiter: 100,
+        owner: 200,
+        valid: true,
+        cpu: 1,
+    };
+    assert_eq!(e.handle(MS, wait).newly_boosted(), &[200]);
+    let enq = Event::Enqueue {
+        cpu: 1,
+        tid: 200,
+        handle: 7,
+        curr: 100,
+    };
+    assert_eq!(
+        e.handle(MS, enq),
+        Answer::None,
+        "the waiter is not preempted for it"
+    );
+    assert_ne!(e.published(MS).waiting_lanes & (1 << 100 % 64), 0);
+    // An unrelated wakeup preempts 100 before it sleeps: it stays queued on CPU 1.
+    let preempted = Event::Preempted {
+        cpu: 1,
+        tid: 100,
+        handle: 9,
+    };
+    assert_eq!(e.handle(MS + 10_000, preempted), Answer::None);
+    assert_eq!(e.stats().get(Counter::WaitTurns), 1);
+    let pick = Event::Pick {
+        cpu: 1,
+        fair_next: 300,
+    };
+    assert_eq!(
+        e.handle(MS + 10_000, pick),
+        Answer::Run {
+            tid: 100,
+            handle: 9
+        },
+        "the waiter runs ahead of its blocker, to its sleep or its retry"
+    );
+    assert_eq!(e.published(MS).waiting_lanes & (1 << 100 % 64), 0);
+    ok(&e);
+    // It sleeps: its turn ends and the blocker runs.
+    e.handle(MS + 20_000, Event::Dequeue { cpu: 1, tid: 100 });
+    let slept = Event::WaiterSlept {
+        tid: 100,
+        lock: superpass_core::futex_wait_lock(100),
+        owner: 0,
+    };
+    e.handle(MS + 20_000, slept);
+    assert!(e.is_boosted(200) && !e.is_boosted(100));
+    assert_eq!(
+        e.handle(MS + 20_000, pick),
+        Answer::Run {
+            tid: 200,
+            handle: 7
+        }
+    );
+    ok(&e);
+}
+
+#[test]
+fn a_preempted_thread_without_an_open_critical_wait_gets_no_turn() {
+    let mut e = engine();
+    let preempted = |tid| Event::Preempted {
+        cpu: 1,
+        tid,
+        handle: 9,
+    };
+    e.handle(MS, preempted(100));
+    e.handle(MS, preempted(300));
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 1));
+    e.owner_released(2 * MS, L1, 200);
+    e.waiter_woken(2 * MS, L1, 100, 200);
+    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    e.handle(2 * MS, preempted(100));
+    e.wait_finish(3 * MS, 100, L1);
+    e.handle(3 * MS, preempted(100));
+    assert_eq!(
+        e.stats().get(Counter::WaitTurns),
+        0,
+        "not waiting, not critical, or already woken"
+    );
+    ok(&e);
+}
+
+#[test]
+fn a_throttled_cpu_still_runs_a_wake_turn() {
+    let mut e = engine_with(|t| {
+        t.throttle_max_pct = 10;
+    });
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 1));
+    e.enqueue(MS, 1, 200);
+    assert_eq!(e.pick(MS, 1, 300), Some(200));
+    let mut now = MS;
+    while !e.fast_track().throttled(1) {
+        now += MS;
+        e.tick(now, 1, 200);
+    }
+    assert_eq!(
+        e.pick(now, 1, 300),
+        None,
+        "the blocker waits out the window"
+    );
+    e.owner_released(now, L1, 200);
+    assert_eq!(e.waiter_woken(now, L1, 100, 200).as_slice(), &[100]);
+    assert!(e.enqueue(now, 1, 100), "its CPU reschedules at once");
+    assert_eq!(
+        e.pick(now, 1, 300),
+        Some(100),
+        "the turn runs on the throttled CPU"
+    );
+    let slice = e.tunables().wake_slice_ns;
+    assert_eq!(
+        e.deadline(1),
+        Some(now + slice),
+        "bounded by its slice alone"
+    );
+    assert!(e.tick(now + slice, 1, 100));
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.pick(now + slice, 1, 300), None);
+    ok(&e);
+}

@@ -270,7 +270,8 @@ enum sp_tunable {
 	X(41, REVOKE_TURN_OVER, "revoke_turn_over") \
 	X(42, STRANDED_PICKS, "stranded_picks") \
 	X(43, PUSHES, "pushes") \
-	X(44, PUSH_BACKS, "push_backs")
+	X(44, PUSH_BACKS, "push_backs") \
+	X(45, WAIT_TURNS, "wait_turns")
 
 enum sp_counter {
 	SP_COUNTER_CRITICAL_WAITS = 0,
@@ -318,6 +319,7 @@ enum sp_counter {
 	SP_COUNTER_STRANDED_PICKS = 42,
 	SP_COUNTER_PUSHES = 43,
 	SP_COUNTER_PUSH_BACKS = 44,
+	SP_COUNTER_WAIT_TURNS = 45,
 };
 
 /*
@@ -445,6 +447,7 @@ static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_STRANDED_PICKS] = "stranded_picks",
 	[SP_COUNTER_PUSHES] = "pushes",
 	[SP_COUNTER_PUSH_BACKS] = "push_backs",
+	[SP_COUNTER_WAIT_TURNS] = "wait_turns",
 };
 static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"mutex_wait",

@@ -343,6 +343,9 @@ int main(int argc, char **argv)
 			printf("M %s_handoff_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_HANDOFF_GRANTS]);
 			printf("M %s_revoke_released %llu\n", m, (unsigned long long)c[SP_COUNTER_REVOKE_RELEASED]);
 			printf("M %s_picks %llu\n", m, (unsigned long long)c[SP_COUNTER_PICKS]);
+			printf("M %s_wake_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_WAKE_GRANTS]);
+			printf("M %s_wait_turns %llu\n", m, (unsigned long long)c[SP_COUNTER_WAIT_TURNS]);
+			printf("M %s_throttles %llu\n", m, (unsigned long long)c[SP_COUNTER_THROTTLES]);
 			printf("M %s_fast_track_ms %.1f\n", m, c[SP_COUNTER_FAST_TRACK_NS] / 1e6);
 		}
 	}

@@ -486,6 +486,7 @@ int main(int argc, char **argv)
 			printf("M %s_select_home %llu\n", m, (unsigned long long)c[SP_COUNTER_SELECT_HOME]);
 			printf("M %s_uclamp_boosts %llu\n", m, (unsigned long long)c[SP_COUNTER_UCLAMP_BOOSTS]);
 			printf("M %s_wake_grants %llu\n", m, (unsigned long long)c[SP_COUNTER_WAKE_GRANTS]);
+			printf("M %s_wait_turns %llu\n", m, (unsigned long long)c[SP_COUNTER_WAIT_TURNS]);
 			printf("M %s_revoke_turn_over %llu\n", m, (unsigned long long)c[SP_COUNTER_REVOKE_TURN_OVER]);
 			printf("M %s_stranded_picks %llu\n", m, (unsigned long long)c[SP_COUNTER_STRANDED_PICKS]);
 			printf("M %s_pushes %llu\n", m, (unsigned long long)c[SP_COUNTER_PUSHES]);

@@ -496,8 +496,49 @@ impl<O: Observer> Engine<O> {
     #[cold]
     #[inline(never)]
     pub(super) fn critical_woken(&mut self, now: Nanos, lock: LockId, tid: Tid, out: &mut Boosted) {
-        if !self.detector.set_woken(tid, lock) || self.tun.wake_slice_ns == 0 {
+        self.grant_turn(now, lock, tid, Counter::WakeGrants, out);
+    }
+
+    /// Critical thread `tid`, inside a tracked wait it has not slept in yet, was preempted on
+    /// CPU `cpu` and stays queued there; `handle` is the platform's name for it.
+    ///
+    /// A boosted blocker queued on that CPU would otherwise run ahead of it there for as long
+    /// as its budget lasts, taking the lock again and again before the waiter gets to sleep
+    /// and be woken by a release (or, on an owner-hinted futex, before it gets to see the lock
+    /// free). The waiter is treated as woken: it gets a wait turn at the head of that CPU's
+    /// queue, runs at the next pick, and its sleep or retry ends the turn as a woken waiter's
+    /// does.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn waiter_preempted(&mut self, now: Nanos, cpu: Cpu, tid: Tid, handle: u64) {
+        if !self.enabled || handle == 0 || !self.is_critical(tid) {
             return;
+        }
+        let Some(w) = self
+            .detector
+            .wait_of(tid)
+            .filter(|w| w.depth == 0 && !w.woken)
+        else {
+            return;
+        };
+        let mut out = Boosted::default();
+        if self.grant_turn(now, w.lock, tid, Counter::WaitTurns, &mut out) {
+            self.enqueue_task(now, cpu, tid, handle, 0);
+        }
+    }
+
+    /// Marks critical waiter `tid` of `lock` woken and gives it a turn (a grant of depth 0 on
+    /// its own behalf), counted in `counter`; false if it got none.
+    fn grant_turn(
+        &mut self,
+        now: Nanos,
+        lock: LockId,
+        tid: Tid,
+        counter: Counter,
+        out: &mut Boosted,
+    ) -> bool {
+        if !self.detector.set_woken(tid, lock) || self.tun.wake_slice_ns == 0 {
+            return false;
         }
         let link = Link {
             blocker: tid,
@@ -508,11 +549,15 @@ impl<O: Observer> Engine<O> {
         };
         match self.ft.grant(now, link, cx!(self)) {
             GrantOutcome::Boosted => {
-                self.stats.bump(Counter::WakeGrants);
+                self.stats.bump(counter);
                 out.0 = Named::One(tid);
+                true
             }
-            GrantOutcome::Added => self.stats.bump(Counter::WakeGrants),
-            GrantOutcome::Exists | GrantOutcome::Missed => {}
+            GrantOutcome::Added => {
+                self.stats.bump(counter);
+                true
+            }
+            GrantOutcome::Exists | GrantOutcome::Missed => false,
         }
     }
 

@@ -24,6 +24,9 @@ pub struct Published {
     /// Bit `tid % 64` clear proves the task is not a critical waiter a release woke
     /// ([`Engine::woken_lanes`]).
     pub woken_lanes: u64,
+    /// Bit `tid % 64` clear proves the task is not a critical thread in a tracked wait that no
+    /// release has woken, so its preemption cannot matter ([`Event::Preempted`]).
+    pub waiting_lanes: u64,
     /// The probe groups ([`probes`] bits) to keep attached ([`Engine::probes_wanted`]).
     pub probes: u32,
     /// How soon to take a snapshot again while any probe group stays attached (0 when none
@@ -53,8 +56,12 @@ impl<O: Observer> Engine<O> {
     /// [`Engine::probes_wanted`]). One pass over the live waits.
     pub fn published(&mut self, now: Nanos) -> Published {
         let (mut tracked, mut futex, mut lock_lanes, mut wait_probes) = (false, false, 0u64, 0);
+        let mut waiting_lanes = 0u64;
         for w in self.detector.waits() {
             tracked = true;
+            if w.depth == 0 && !w.woken {
+                waiting_lanes |= 1u64 << (w.waiter as u32 % 64);
+            }
             futex |= w.kind == LockKind::Futex;
             lock_lanes |= 1u64 << lock_lane(w.lock);
             wait_probes |= probes_for_wait(w.kind);
@@ -86,6 +93,7 @@ impl<O: Observer> Engine<O> {
             boosted_lanes,
             lock_lanes,
             woken_lanes,
+            waiting_lanes: if on { waiting_lanes } else { 0 },
             probes,
             probe_recheck_ns: if probes != 0 {
                 self.tun.probe_linger_ns / 2

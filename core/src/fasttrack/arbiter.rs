@@ -194,7 +194,8 @@ impl FastTrack {
             && self.boost_at(bi as usize).is_some_and(|b| {
                 let wake_turn = b.depth == 0;
                 self.cpus.get(cpu).is_some_and(|pc| {
-                    !pc.throttled && pc.running.map_or(true, |r| wake_turn && r != bi)
+                    (!pc.throttled || wake_turn)
+                        && pc.running.map_or(true, |r| wake_turn && r != bi)
                 })
             });
         cx.obs.queued(now, cpu as Cpu, tid, run_now);
@@ -263,8 +264,12 @@ impl FastTrack {
     ) -> Option<Tid> {
         self.charge(now, cpu, cx);
         let slice = cx.t.slice_ns;
+        // A throttled CPU still runs a turn at its head: the throttle bounds what blockers take
+        // from fair tasks, and a turn is the critical thread itself, bounded by
+        // `wake_slice_ns` and counted in the share.
+        let turn_first = self.turn_at_head(cpu);
         let pc = self.cpus.get_mut(cpu)?;
-        if pc.throttled || pc.len == 0 {
+        if (pc.throttled && !turn_first) || pc.len == 0 {
             pc.running = None;
             return None;
         }
@@ -285,7 +290,7 @@ impl FastTrack {
         let mut head = *queued.first()?;
         if pc.running != Some(head) {
             pc.slice_start = now;
-        } else if queued.len() > 1 && now.saturating_sub(pc.slice_start) >= slice {
+        } else if queued.len() > 1 && !pc.throttled && now.saturating_sub(pc.slice_start) >= slice {
             // Round-robin among boosted tasks once the head's slice is spent; the new head is
             // another task (a boost is queued once), so its slice starts now.
             queued.rotate_left(1);
@@ -305,6 +310,17 @@ impl FastTrack {
         Some(tid)
     }
 
+    /// Whether the head of CPU `cpu`'s queue is a turn: a critical thread on the fast track on
+    /// its own behalf (a boost of depth 0).
+    fn turn_at_head(&self, cpu: usize) -> bool {
+        self.cpus
+            .get(cpu)
+            .and_then(|pc| pc.queue.get(..pc.len as usize))
+            .and_then(<[u8]>::first)
+            .and_then(|&bi| self.boost_at(bi as usize))
+            .is_some_and(|b| b.depth == 0)
+    }
+
     /// When CPU `cpu` should next be asked to pick, if a boosted task runs there: the moment
     /// its budget or the CPU's throttle share runs out, or its slice ends while others queue.
     ///
@@ -314,14 +330,14 @@ impl FastTrack {
         let pc = self.cpus.get(cpu as usize)?;
         let bi = pc.running?;
         let b = self.boost_at(bi as usize)?;
-        let limit = if b.depth == 0 {
-            t.wake_slice_ns
+        let left = if b.depth == 0 {
+            // A turn is not stopped by the CPU's share (see `pick_busy`).
+            t.wake_slice_ns.saturating_sub(b.used)
         } else {
             t.budget_ns
+                .saturating_sub(b.used)
+                .min(self.cap_ns.saturating_sub(pc.window_used))
         };
-        let left = limit
-            .saturating_sub(b.used)
-            .min(self.cap_ns.saturating_sub(pc.window_used));
         let mut at = pc.run_since.saturating_add(left);
         if pc.len > 1 {
             at = at.min(pc.slice_start.saturating_add(t.slice_ns));
@@ -405,13 +421,19 @@ impl FastTrack {
             }
         }
         let budget_ended = was_running.is_some() && pc.running.is_none();
+        let turn_first = pc
+            .queue
+            .get(..pc.len as usize)
+            .and_then(<[u8]>::first)
+            .and_then(|&bi| boosts.get(bi as usize).copied().flatten())
+            .is_some_and(|b| b.depth == 0);
         let slice_over =
             pc.running.is_some() && pc.len > 1 && now.saturating_sub(pc.slice_start) >= slice;
         // A boosted task waits in this CPU's queue while another task runs: the kick that
         // should have made this CPU pick was lost or came before the task was queued here.
         // Picking again now bounds that to a tick, not to the running task's whole slice.
         let stranded = pc.running.is_none()
-            && !pc.throttled
+            && (!pc.throttled || turn_first)
             && pc
                 .queue
                 .get(..pc.len as usize)
