@@ -2085,7 +2085,7 @@ fn a_critical_waiter_preempted_before_it_sleeps_runs_ahead_of_its_blocker() {
         Answer::None,
         "the waiter is not preempted for it"
     );
-    assert_ne!(e.published(MS).waiting_lanes & (1 << 100 % 64), 0);
+    assert_ne!(e.published(MS).waiting_lanes & (1 << (100 % 64)), 0);
     // An unrelated wakeup preempts 100 before it sleeps: it stays queued on CPU 1.
     let preempted = Event::Preempted {
         cpu: 1,
@@ -2106,7 +2106,7 @@ fn a_critical_waiter_preempted_before_it_sleeps_runs_ahead_of_its_blocker() {
         },
         "the waiter runs ahead of its blocker, to its sleep or its retry"
     );
-    assert_eq!(e.published(MS).waiting_lanes & (1 << 100 % 64), 0);
+    assert_eq!(e.published(MS).waiting_lanes & (1 << (100 % 64)), 0);
     ok(&e);
     // It sleeps: its turn ends and the blocker runs.
     e.handle(MS + 20_000, Event::Dequeue { cpu: 1, tid: 100 });

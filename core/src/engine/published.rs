@@ -25,7 +25,7 @@ pub struct Published {
     /// ([`Engine::woken_lanes`]).
     pub woken_lanes: u64,
     /// Bit `tid % 64` clear proves the task is not a critical thread in a tracked wait that no
-    /// release has woken, so its preemption cannot matter ([`Event::Preempted`]).
+    /// release has woken, so its preemption cannot matter ([`Event::Preempted`](super::super::Event::Preempted)).
     pub waiting_lanes: u64,
     /// The probe groups ([`probes`] bits) to keep attached ([`Engine::probes_wanted`]).
     pub probes: u32,
