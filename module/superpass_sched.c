@@ -353,6 +353,20 @@ static struct task_struct *sp_preempted_waiter(struct rq *rq, struct task_struct
 	return sp_is_fair(prev) && sp_task_queued_on(rq, prev) ? prev : NULL;
 }
 
+/*
+ * Keeping the running task skips set_next_entity(), which protects a picked
+ * task's slice (RUN_TO_PARITY: se->vlag holds its deadline until the pick
+ * after). Once its slice ended, a boosted task is past its deadline and, run
+ * ahead of CFS's order, not eligible: EEVDF's update_curr() then reschedules
+ * it at every call (did_preempt_short()), and every reschedule picks it again
+ * here, a loop measured at one pick per 20 us for a whole 16 ms budget. So a
+ * pick that keeps it protects its new slice as set_next_entity() would.
+ */
+static inline void sp_protect_slice(struct task_struct *p)
+{
+	p->se.vlag = p->se.deadline;
+}
+
 /* The task to run instead of CFS's choice @next (NULL: keep it); @prev ran until now. */
 static struct task_struct *sp_replace_next(struct rq *rq, struct task_struct *next,
 					   struct task_struct *prev)
@@ -371,7 +385,11 @@ static struct task_struct *sp_replace_next(struct rq *rq, struct task_struct *ne
 	if (deadline)
 		sp_arm_bound_timer(deadline);
 	/* sp_hook_pick() validated t with sp_task_pickable() under rq's lock. */
-	return t != next ? t : NULL;
+	if (t == next)
+		return NULL;
+	if (t && t == rq->curr)
+		sp_protect_slice(t);
+	return t;
 }
 
 static void sp_preempt(struct rq *rq, struct task_struct *p, bool *preempt)

@@ -177,6 +177,8 @@ int main(int argc, char **argv)
 	uint64_t slack = 1000000 * (grants ? grants : 1);
 	uint64_t overrun = ft > budget * (grants ? grants : 1) ? ft - budget * (grants ? grants : 1) : 0;
 	double pct = 100.0 * share_during / share_alone;
+	uint64_t picks = st->counters[SP_COUNTER_PICKS];
+	double picks_per_ms = ft ? picks / (ft / 1e6) : 0;
 
 	printf("M budget_ms %.1f\n", budget / 1e6);
 	printf("M fast_track_ms %.2f\n", ft / 1e6);
@@ -186,6 +188,8 @@ int main(int argc, char **argv)
 	printf("M max_grants %llu\n", (unsigned long long)max_grants);
 	printf("M budget_regrants %llu\n", (unsigned long long)st->counters[SP_COUNTER_BUDGET_REGRANTS]);
 	printf("M throttles %llu\n", (unsigned long long)st->counters[SP_COUNTER_THROTTLES]);
+	printf("M picks %llu\n", (unsigned long long)picks);
+	printf("M picks_per_ms %.2f\n", picks_per_ms);
 	printf("M blocker_cpu_ms %.1f\n", blocker_cpu_ns / 1e6);
 	printf("M hog_rate_alone %.0f\n", base);
 	printf("M hog_rate_during %.0f\n", during);

@@ -6,7 +6,7 @@
  * usage: sp-futex -l hint|pi|plain [-m off,on,off_n10,on_n10] [-d SECS] [-H HOGS] [-k HOLDERS]
  *                 [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US]
  *                 [-R MIN_REDUCTION_PCT] [-G MAX_GROWTH_PCT] [-N MIN_WAITS]
- *                 [-A MIN_HANDOFFS] [-c CRIT_US] [-X MAX_WAIT_MS]
+ *                 [-A MIN_HANDOFFS] [-c CRIT_US] [-X MAX_WAIT_MS] [-P MAX_PICKS_PER_MS]
  *        sp-futex -x ITERS
  *
  * The lock is one of:
@@ -32,7 +32,10 @@
  * against off of the same variant; -G X fails if on's p99.9 is more than X%
  * above off's; a mode runs on until it has MIN_WAITS waits (default 1000: a
  * p99.9 needs them), for at most 3 x SECS, and one with fewer fails either
- * check. -X M fails if an on mode had a wait longer than M ms. With SuperPass
+ * check. -X M fails if an on mode had a wait longer than M ms. -P N fails if an
+ * on mode's engine picked boosted tasks more than N times per fast-tracked ms
+ * (each grant needs about one pick, and one per CFS slice it runs; a CPU that
+ * reschedules in a loop around a boosted task picks it every few us). With SuperPass
  * on, each wait over 16 ms is captured from ftrace for the host to itemize
  * (sp_harness.h).
  *
@@ -65,7 +68,7 @@ enum kind { HINT, PI, PLAIN };
 static enum kind kind;
 static const char *kind_name;
 static int duration = 20, nhogs = 4, work_us = 500, outside_us = -1, period_us = 1000, crit_us = 10;
-static double min_reduction = -1, max_growth = -1, max_wait_ms = -1;
+static double min_reduction = -1, max_growth = -1, max_wait_ms = -1, max_picks_per_ms = -1;
 static long min_waits = 1000, min_handoffs = -1;
 static int nholders = 1;
 static atomic_int stop_mode;
@@ -252,7 +255,7 @@ int main(int argc, char **argv)
 	pthread_t hogs[MAX_THREADS], hold[MAX_THREADS];
 	pthread_mutexattr_t ma;
 
-	while ((opt = getopt(argc, argv, "l:m:d:H:k:w:o:p:R:G:N:A:x:c:X:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:m:d:H:k:w:o:p:R:G:N:A:x:c:X:P:")) != -1) {
 		switch (opt) {
 		case 'l': kind_name = optarg; break;
 		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
@@ -269,6 +272,7 @@ int main(int argc, char **argv)
 		case 'x': exercise_iters = atol(optarg); break;
 		case 'c': crit_us = atoi(optarg); break;
 		case 'X': max_wait_ms = atof(optarg); break;
+		case 'P': max_picks_per_ms = atof(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top of sp-futex.c\n");
 			return 2;
@@ -355,6 +359,20 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nres; i++)
 			mw[i] = (struct mode_waits){ res[i].mode, &res[i].w };
 		fail |= judge_modes(mw, nres, min_reduction, max_growth, min_waits);
+	}
+	for (int i = 0; i < nres && max_picks_per_ms >= 0; i++) {
+		const __u64 *c = res[i].st.counters;
+		double ft_ms = c[SP_COUNTER_FAST_TRACK_NS] / 1e6;
+
+		if (!mode_is(res[i].mode, "on") || ft_ms <= 0)
+			continue;
+		if (c[SP_COUNTER_PICKS] / ft_ms > max_picks_per_ms) {
+			printf("FAIL %s: %llu picks in %.1f fast-tracked ms (at most %.1f per ms): the CPU "
+			       "reschedules in a loop around a boosted task\n",
+			       res[i].mode, (unsigned long long)c[SP_COUNTER_PICKS], ft_ms,
+			       max_picks_per_ms);
+			fail = 1;
+		}
 	}
 	if (min_handoffs >= 0) {
 		long n = -1;

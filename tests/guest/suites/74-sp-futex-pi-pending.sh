@@ -5,14 +5,15 @@
 # nice 19 behind 4 nice-0 hogs that takes tens to hundreds of ms. The critical
 # thread's next lock then waits for it. The module names it from the futex word
 # (the pi_pending_owner count in debugfs must grow) and SuperPass on (nice 0) and
-# on_n10 (nice -10) must keep every wait under 100 ms.
+# on_n10 (nice -10) must keep every wait under 100 ms, picking boosted tasks at
+# most 8 times per fast-tracked ms (-P 8, as sp-futex-pi).
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
 calls=/sys/kernel/debug/superpass/probe_calls
 [ -w "$calls" ] || { echo "no $calls (debugfs)"; exit 1; }
 echo 1 > "$calls"
-sp-futex -l pi -m on_n10,on -d ${SP_FUTEX_SECS:-10} -H 4 -w 500 -p 1000 -c 300 -N 0 -X 100 > /tmp/fpend.out 2>&1
+sp-futex -l pi -m on_n10,on -d ${SP_FUTEX_SECS:-10} -H 4 -w 500 -p 1000 -c 300 -N 0 -X 100 -P 8 > /tmp/fpend.out 2>&1
 rc=$?
 pending=$(awk '$1 == "pi_pending_owner" { print $2 }' "$calls")
 echo 0 > "$calls"
