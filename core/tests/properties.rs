@@ -4,9 +4,11 @@
 //! runqueue each thread is on) and drives the engine with exactly the events the kernel hooks
 //! would produce. After every step it checks the engine against that truth:
 //! - memory stays within the tunables' bounds (`check_invariants`);
-//! - no grant outlives its reason: its blocker really holds the lock and its waiter really waits;
+//! - no grant outlives its reason: its blocker really holds the lock and its waiter really waits,
+//!   except a critical thread's own turn, which outlives its wait only while it stays on a
+//!   runqueue;
 //! - no boosted task has spent its budget;
-//! - a throttled CPU never takes the fast track;
+//! - a throttled CPU takes the fast track only for a turn;
 //! - every blocker within the bounds is found (a reference list of tracked readers is kept with
 //!   the documented rule: the first `max_readers` of the readers recorded while SuperPass is on,
 //!   in arrival order, a departed one's place taken by the next);
@@ -292,6 +294,7 @@ impl Harness {
                 if let Some((l, _)) = self.w.waiting.remove(&t) {
                     self.w.woken.remove(&t);
                     self.w.woken_critical.remove(&t);
+                    self.runnable(now, t);
                     self.e.wait_finish(now, t, l);
                 }
             }
@@ -301,6 +304,7 @@ impl Harness {
                         self.w.waiting.remove(&t);
                         self.w.woken.remove(&t);
                         self.w.woken_critical.remove(&t);
+                        self.runnable(now, t);
                         self.e.wait_finish(now, t, l);
                         self.take(t, l, write);
                     }
@@ -359,9 +363,14 @@ impl Harness {
                         Some(&cpu),
                         "picked a task not on this runqueue"
                     );
+                    let turn = self
+                        .e
+                        .fast_track()
+                        .grants()
+                        .any(|g| g.blocker == p && g.depth == 0);
                     prop_assert!(
-                        !throttled || !self.e.fast_track().throttled(cpu),
-                        "throttled CPU took the fast track"
+                        !throttled || !self.e.fast_track().throttled(cpu) || turn,
+                        "throttled CPU took the fast track for a blocker"
                     );
                 }
                 self.w.curr[cpu as usize] = got.unwrap_or(fair_next);
@@ -477,6 +486,15 @@ impl Harness {
         self.check()
     }
 
+    /// A waiter finishes its wait in its own context: it is on a runqueue (woken) by then.
+    fn runnable(&mut self, now: u64, t: Tid) {
+        if !self.w.rq.contains_key(&t) {
+            let cpu = t.unsigned_abs() % CPUS;
+            self.w.rq.insert(t, cpu);
+            self.e.enqueue(now, cpu, t);
+        }
+    }
+
     fn missed(&self) -> u64 {
         let s = self.e.stats();
         s.get(Counter::MissedGrants) + s.get(Counter::MissedDepth) + s.get(Counter::MissedLocks)
@@ -489,6 +507,18 @@ impl Harness {
         for g in self.e.fast_track().grants() {
             // No grant outlives its reason, judged against the true world.
             prop_assert!(self.w.enabled);
+            let turn = g.depth == 0 && g.blocker == g.root && g.via == g.root;
+            if turn && !self.w.waiting.contains_key(&g.root) {
+                prop_assert!(
+                    self.w.critical.contains(&g.root),
+                    "turn {g:?}: not critical"
+                );
+                prop_assert!(
+                    self.w.rq.contains_key(&g.root),
+                    "turn {g:?} outlived its wait after its thread slept"
+                );
+                continue;
+            }
             prop_assert!(
                 self.w.holds(g.blocker, g.lock) || self.w.woken.get(&g.blocker) == Some(&g.lock),
                 "grant {g:?}: blocker neither holds the lock nor is about to take it"

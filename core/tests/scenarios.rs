@@ -850,6 +850,8 @@ fn a_holder_that_takes_the_lock_before_the_woken_critical_waiter_runs_waits_for_
     e.wait_finish(5 * MS, 100, L1);
     assert_eq!(e.stats().blocking.max(), 4 * MS);
     assert_eq!(e.woken_lanes(), 0);
+    assert_eq!(e.fast_track().grants().count(), 1, "only its own turn");
+    e.dequeue(6 * MS, 0, 100);
     assert_eq!(e.fast_track().grants().count(), 0);
     ok(&e);
 }
@@ -1219,7 +1221,9 @@ fn a_misfit_blocker_is_kept_off_the_cpu_its_critical_thread_waits_on_while_it_wa
 
 /// Critical thread 100, woken at 2 ms out of its wait on `L1` (which started on CPU 0), has its
 /// wake turn: with both CPUs busy it wakes on CPU 0, preempts the fair task 300 there and is
-/// picked; its retry at 2 ms + 5 us takes the lock, which ends its wait and its turn.
+/// picked; its retry at 2 ms + 5 us takes the lock, which ends its wait. Its turn goes on while
+/// it returns from the lock call (a preemption there is still blocking), ahead of fair task 300,
+/// and ends when it leaves its runqueue at 2 ms + 20 us.
 fn wake_turn_runs_until_the_retry(e: &mut Engine<Log>) {
     assert_eq!(e.stats().get(Counter::WakeGrants), 1);
     assert_eq!(e.observer().grants.last(), Some(&(100, 100, 0)));
@@ -1229,8 +1233,16 @@ fn wake_turn_runs_until_the_retry(e: &mut Engine<Log>) {
     assert_eq!(e.pick(2 * MS + 1000, 0, 300), Some(100));
     ok(e);
     e.wait_finish(2 * MS + 5000, 100, L1);
-    assert!(!e.is_boosted(100));
+    assert!(e.is_boosted(100), "the turn outlives the wait");
     assert_eq!(e.woken_lanes(), 0);
+    assert_eq!(
+        e.pick(2 * MS + 10_000, 0, 300),
+        Some(100),
+        "preempted on its way back"
+    );
+    ok(e);
+    e.dequeue(2 * MS + 20_000, 0, 100);
+    assert!(!e.is_boosted(100));
     assert_eq!(
         e.observer().revokes.last(),
         Some(&(100, RevokeReason::WaiterDone))
@@ -1333,8 +1345,9 @@ fn a_critical_waiter_handed_its_lock_unreported_gets_a_wake_turn_when_its_blocke
     assert_eq!(e.stats().get(Counter::WakeGrants), 1);
     assert!(sleep_reported(&e, 100));
     ok(&e);
-    // It runs and takes the lock: its turn and its wait end.
+    // It runs and takes the lock: its wait ends, and its turn when it leaves its runqueue.
     e.wait_finish(3 * MS, 100, L1);
+    e.dequeue(3 * MS, 0, 100);
     assert!(!e.is_boosted(100));
     ok(&e);
 }

@@ -34,6 +34,10 @@ impl<O: Observer> Engine<O> {
             if g.depth > self.tun.max_depth {
                 return Err("grant deeper than max_depth");
             }
+            if g.depth == 0 && g.blocker == g.root && g.via == g.root {
+                // A turn outlives its wait until its critical thread sleeps or its slice ends.
+                continue;
+            }
             let Some(w) = self.detector.wait_of(g.via) else {
                 return Err("grant outlived its waiter's wait");
             };

@@ -249,8 +249,19 @@ impl<O: Observer> Engine<O> {
             self.stats.blocking.record(now.saturating_sub(w.start));
             self.stats
                 .add(Counter::BlockedNs, now.saturating_sub(w.start));
-            self.ft
-                .revoke_root(now, waiter, RevokeReason::WaiterDone, cx!(self));
+            if self.ft.is_boosted(waiter) {
+                // Its own turn goes on until it sleeps or its slice ends: a preemption on its
+                // way back from the lock call would add a wait for a CPU to the blocking.
+                self.ft.revoke(
+                    now,
+                    RevokeReason::WaiterDone,
+                    |g| g.root == waiter && !is_turn(g),
+                    cx!(self),
+                );
+            } else {
+                self.ft
+                    .revoke_root(now, waiter, RevokeReason::WaiterDone, cx!(self));
+            }
         } else {
             self.ft.revoke(
                 now,
@@ -268,13 +279,17 @@ impl<O: Observer> Engine<O> {
 
     /// Ends the grants a woken waiter got for `lock` once its wait is over, unless it holds the
     /// lock by now: an acquire reported after the wait (the mutex order) grants it again.
+    ///
+    /// A critical waiter's own turn outlives its wait (see [`Engine::wait_finish`]).
     #[cold]
     pub(super) fn end_handoff(&mut self, now: Nanos, waiter: Tid, lock: LockId) {
-        // A woken critical waiter's wait is over, and with it the turn it had for its retry.
-        self.ft
-            .end_turn(now, waiter, RevokeReason::WaiterDone, cx!(self));
         if self.ft.is_boosted(waiter) && !self.detector.holds(lock, waiter) {
-            self.ft.revoke_held(now, waiter, lock, cx!(self));
+            self.ft.revoke(
+                now,
+                RevokeReason::Released,
+                |g| g.blocker == waiter && g.lock == lock && !is_turn(g),
+                cx!(self),
+            );
         }
     }
 
@@ -736,4 +751,9 @@ impl<O: Observer> Engine<O> {
             .waits()
             .fold(0, |m, w| m | 1u64 << lock_lane(w.lock))
     }
+}
+
+/// Whether `g` is a turn: a critical thread's grant on its own behalf (depth 0).
+fn is_turn(g: &super::super::fasttrack::Grant) -> bool {
+    g.depth == 0 && g.blocker == g.root
 }

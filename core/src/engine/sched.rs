@@ -51,6 +51,12 @@ impl<O: Observer> Engine<O> {
     #[inline(never)]
     pub(super) fn dequeue_slow(&mut self, now: Nanos, cpu: Cpu, tid: Tid) {
         self.ft.dequeue(now, cpu, tid, cx!(self));
+        // A turn ends when its critical thread sleeps (or leaves the CPU), unless a release
+        // woke it out of a wait it still retries: its sleep then comes as `WaiterSlept`.
+        if !self.detector.wait_of(tid).is_some_and(|w| w.woken) {
+            self.ft
+                .end_turn(now, tid, RevokeReason::WaiterDone, cx!(self));
+        }
     }
 
     /// The task CPU `cpu` should run instead of the fair class's choice `fair_next`, if any.

@@ -21,15 +21,17 @@ use super::FastTrack;
 
 impl FastTrack {
     /// Whether task `tid`, on CPU `cpu`, is a boosted task that should move to a faster CPU:
-    /// it holds the fast track and `cpu` is not one of the fast CPUs
+    /// it holds the fast track as a blocker and `cpu` is not one of the fast CPUs
     /// ([`FastTrack::set_fast_cpus`]). Never true when no fast CPUs were named (every CPU is
-    /// then fast) or for a CPU the fast track does not cover.
+    /// then fast), for a CPU the fast track does not cover, or for a critical thread's own
+    /// turn: it is placed when it wakes (`select_cpu`), and moving it while it runs would cost
+    /// a migration in the middle of its own work.
     #[inline]
     pub fn misfit(&self, tid: Tid, cpu: Cpu) -> bool {
         (cpu as usize) < self.nr_cpus
             && (cpu as usize) < 64
             && self.fast_mask & (1 << cpu) == 0
-            && self.is_boosted(tid)
+            && self.chain_of(tid).is_some_and(|(depth, _)| depth > 0)
     }
 
     /// Whether load balancing may take task `tid`, running, off CPU `src` and move it to CPU
