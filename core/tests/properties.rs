@@ -488,9 +488,9 @@ impl Harness {
 
     /// A waiter finishes its wait in its own context: it is on a runqueue (woken) by then.
     fn runnable(&mut self, now: u64, t: Tid) {
-        if !self.w.rq.contains_key(&t) {
+        if let std::collections::btree_map::Entry::Vacant(v) = self.w.rq.entry(t) {
             let cpu = t.unsigned_abs() % CPUS;
-            self.w.rq.insert(t, cpu);
+            v.insert(cpu);
             self.e.enqueue(now, cpu, t);
         }
     }
