@@ -6,7 +6,7 @@
 
 use super::abi::AbiError;
 use super::tunables::MAX_CRITICAL;
-use super::{Cpu, Role, Tid};
+use super::{Cpu, LockId, Nanos, Role, Tid};
 
 /// No CPU noted yet.
 const NO_CPU: Cpu = Cpu::MAX;
@@ -15,16 +15,30 @@ const NO_CPU: Cpu = Cpu::MAX;
 ///
 /// # Invariants
 ///
-/// `tids[..len]` are distinct and `> 0`; `len <= N`; `cpus[i]` belongs to `tids[i]`.
+/// `tids[..len]` are distinct and `> 0`; `len <= N`; `cpus[i]` and `done[i]` belong to
+/// `tids[i]`.
 #[derive(Clone, Debug)]
 pub struct CriticalSet<const N: usize = MAX_CRITICAL> {
     tids: [Tid; N],
     roles: [Role; N],
     /// The CPU each member's latest lock wait started on.
     cpus: [Cpu; N],
+    /// When and on which lock each member's latest tracked wait ended.
+    done: [WaitDone; N],
     len: usize,
     generation: u64,
 }
+
+/// When a critical thread's latest tracked wait ended, and on which lock (`at == 0`: none yet).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitDone {
+    /// When it ended.
+    pub at: Nanos,
+    /// The lock it was on.
+    pub lock: LockId,
+}
+
+const NO_WAIT_DONE: WaitDone = WaitDone { at: 0, lock: 0 };
 
 impl<const N: usize> Default for CriticalSet<N> {
     fn default() -> Self {
@@ -39,6 +53,7 @@ impl<const N: usize> CriticalSet<N> {
             tids: [0; N],
             roles: [Role::Other; N],
             cpus: [NO_CPU; N],
+            done: [NO_WAIT_DONE; N],
             len: 0,
             generation: 0,
         }
@@ -112,6 +127,33 @@ impl<const N: usize> CriticalSet<N> {
         }
     }
 
+    /// When and on which lock critical `tid`'s latest tracked wait ended, if it has ended one.
+    pub fn wait_done(&self, tid: Tid) -> Option<WaitDone> {
+        self.position(tid)
+            .and_then(|i| self.done.get(i).copied())
+            .filter(|d| d.at != 0)
+    }
+
+    /// Notes that `tid`, if critical, ended a tracked wait on `lock` at `now`.
+    pub fn set_wait_done(&mut self, tid: Tid, now: Nanos, lock: LockId) {
+        if let Some(d) = self.position(tid).and_then(|i| self.done.get_mut(i)) {
+            *d = WaitDone {
+                at: now.max(1),
+                lock,
+            };
+        }
+    }
+
+    /// The members whose latest tracked wait ended at or after `since`.
+    pub fn done_since(&self, since: Nanos) -> impl Iterator<Item = Tid> + '_ {
+        self.tids
+            .iter()
+            .zip(self.done.iter())
+            .take(self.len)
+            .filter(move |(_, d)| d.at != 0 && d.at >= since)
+            .map(|(&t, _)| t)
+    }
+
     /// Adds `tid` (or updates its role), keeping at most `limit` members.
     pub fn add(&mut self, tid: Tid, role: Role, limit: usize) -> Result<(), AbiError> {
         if tid <= 0 {
@@ -126,14 +168,15 @@ impl<const N: usize> CriticalSet<N> {
             if n >= limit.min(N) {
                 return Err(AbiError::NoSpace);
             }
-            let (Some(t), Some(r), Some(c)) = (
+            let (Some(t), Some(r), Some(c), Some(d)) = (
                 self.tids.get_mut(n),
                 self.roles.get_mut(n),
                 self.cpus.get_mut(n),
+                self.done.get_mut(n),
             ) else {
                 return Err(AbiError::NoSpace);
             };
-            (*t, *r, *c) = (tid, role, NO_CPU);
+            (*t, *r, *c, *d) = (tid, role, NO_CPU, NO_WAIT_DONE);
             self.len += 1;
         }
         self.generation += 1;
@@ -147,17 +190,19 @@ impl<const N: usize> CriticalSet<N> {
         self.len -= 1;
         // The last member fills the hole.
         let last = self.len;
-        if let (Some(&t), Some(&r), Some(&c)) = (
+        if let (Some(&t), Some(&r), Some(&c), Some(&d)) = (
             self.tids.get(last),
             self.roles.get(last),
             self.cpus.get(last),
+            self.done.get(last),
         ) {
-            if let (Some(ti), Some(ri), Some(ci)) = (
+            if let (Some(ti), Some(ri), Some(ci), Some(di)) = (
                 self.tids.get_mut(i),
                 self.roles.get_mut(i),
                 self.cpus.get_mut(i),
+                self.done.get_mut(i),
             ) {
-                (*ti, *ri, *ci) = (t, r, c);
+                (*ti, *ri, *ci, *di) = (t, r, c, d);
             }
         }
         self.generation += 1;

@@ -249,19 +249,9 @@ impl<O: Observer> Engine<O> {
             self.stats.blocking.record(now.saturating_sub(w.start));
             self.stats
                 .add(Counter::BlockedNs, now.saturating_sub(w.start));
-            if self.ft.is_boosted(waiter) {
-                // Its own turn goes on until it sleeps or its slice ends: a preemption on its
-                // way back from the lock call would add a wait for a CPU to the blocking.
-                self.ft.revoke(
-                    now,
-                    RevokeReason::WaiterDone,
-                    |g| g.root == waiter && !is_turn(g),
-                    cx!(self),
-                );
-            } else {
-                self.ft
-                    .revoke_root(now, waiter, RevokeReason::WaiterDone, cx!(self));
-            }
+            self.critical.set_wait_done(waiter, now, lock);
+            self.ft
+                .revoke_root(now, waiter, RevokeReason::WaiterDone, cx!(self));
         } else {
             self.ft.revoke(
                 now,
@@ -279,17 +269,13 @@ impl<O: Observer> Engine<O> {
 
     /// Ends the grants a woken waiter got for `lock` once its wait is over, unless it holds the
     /// lock by now: an acquire reported after the wait (the mutex order) grants it again.
-    ///
-    /// A critical waiter's own turn outlives its wait (see [`Engine::wait_finish`]).
     #[cold]
     pub(super) fn end_handoff(&mut self, now: Nanos, waiter: Tid, lock: LockId) {
+        // A woken critical waiter's wait is over, and with it the turn it had for its retry.
+        self.ft
+            .end_turn(now, waiter, RevokeReason::WaiterDone, cx!(self));
         if self.ft.is_boosted(waiter) && !self.detector.holds(lock, waiter) {
-            self.ft.revoke(
-                now,
-                RevokeReason::Released,
-                |g| g.blocker == waiter && g.lock == lock && !is_turn(g),
-                cx!(self),
-            );
+            self.ft.revoke_held(now, waiter, lock, cx!(self));
         }
     }
 
@@ -511,39 +497,48 @@ impl<O: Observer> Engine<O> {
     #[cold]
     #[inline(never)]
     pub(super) fn critical_woken(&mut self, now: Nanos, lock: LockId, tid: Tid, out: &mut Boosted) {
-        self.grant_turn(now, lock, tid, Counter::WakeGrants, out);
+        if self.detector.set_woken(tid, lock) {
+            self.grant_turn(now, lock, tid, Counter::WakeGrants, out);
+        }
     }
 
-    /// Critical thread `tid`, inside a tracked wait it has not slept in yet, was preempted on
-    /// CPU `cpu` and stays queued there; `handle` is the platform's name for it.
+    /// Critical thread `tid` was preempted on CPU `cpu` and stays queued there, inside a
+    /// tracked wait it has not slept in yet or within `wake_slice_ns` after one ended;
+    /// `handle` is the platform's name for it.
     ///
-    /// A boosted blocker queued on that CPU would otherwise run ahead of it there for as long
-    /// as its budget lasts, taking the lock again and again before the waiter gets to sleep
-    /// and be woken by a release (or, on an owner-hinted futex, before it gets to see the lock
-    /// free). The waiter is treated as woken: it gets a wait turn at the head of that CPU's
-    /// queue, runs at the next pick, and its sleep or retry ends the turn as a woken waiter's
-    /// does.
+    /// Inside the wait, a boosted blocker queued on that CPU would otherwise run ahead of it
+    /// there for as long as its budget lasts, taking the lock again and again before the
+    /// waiter gets to sleep and be woken by a release (or, on an owner-hinted futex, before it
+    /// gets to see the lock free). The waiter is treated as woken: it gets a wait turn at the
+    /// head of that CPU's queue, runs at the next pick, and its sleep or retry ends the turn as
+    /// a woken waiter's does. Just after the wait, it is on its way back from the lock call,
+    /// and a wait for a CPU there is blocking too: it gets the same turn, which ends when it
+    /// sleeps or leaves the CPU, or after `wake_slice_ns`.
     #[cold]
     #[inline(never)]
     pub(crate) fn waiter_preempted(&mut self, now: Nanos, cpu: Cpu, tid: Tid, handle: u64) {
-        if !self.enabled || handle == 0 || !self.is_critical(tid) {
+        if !self.enabled || handle == 0 || self.tun.wake_slice_ns == 0 || !self.is_critical(tid) {
             return;
         }
-        let Some(w) = self
-            .detector
-            .wait_of(tid)
-            .filter(|w| w.depth == 0 && !w.woken)
-        else {
-            return;
-        };
         let mut out = Boosted::default();
-        if self.grant_turn(now, w.lock, tid, Counter::WaitTurns, &mut out) {
+        let turned = match self.detector.wait_of(tid) {
+            Some(w) if w.depth == 0 && !w.woken => {
+                self.detector.set_woken(tid, w.lock)
+                    && self.grant_turn(now, w.lock, tid, Counter::WaitTurns, &mut out)
+            }
+            Some(_) => false,
+            None => self.critical.wait_done(tid).is_some_and(|d| {
+                now.saturating_sub(d.at) <= self.tun.wake_slice_ns
+                    && self.grant_turn(now, d.lock, tid, Counter::WaitTurns, &mut out)
+            }),
+        };
+        if turned {
             self.enqueue_task(now, cpu, tid, handle, 0);
         }
     }
 
-    /// Marks critical waiter `tid` of `lock` woken and gives it a turn (a grant of depth 0 on
-    /// its own behalf), counted in `counter`; false if it got none.
+    /// Gives critical thread `tid` a turn (a grant of depth 0 on its own behalf) for `lock`,
+    /// counted in `counter`; false if it got none.
     fn grant_turn(
         &mut self,
         now: Nanos,
@@ -552,7 +547,7 @@ impl<O: Observer> Engine<O> {
         counter: Counter,
         out: &mut Boosted,
     ) -> bool {
-        if !self.detector.set_woken(tid, lock) || self.tun.wake_slice_ns == 0 {
+        if self.tun.wake_slice_ns == 0 {
             return false;
         }
         let link = Link {
@@ -751,9 +746,4 @@ impl<O: Observer> Engine<O> {
             .waits()
             .fold(0, |m, w| m | 1u64 << lock_lane(w.lock))
     }
-}
-
-/// Whether `g` is a turn: a critical thread's grant on its own behalf (depth 0).
-fn is_turn(g: &super::super::fasttrack::Grant) -> bool {
-    g.depth == 0 && g.blocker == g.root
 }

@@ -25,7 +25,9 @@ pub struct Published {
     /// ([`Engine::woken_lanes`]).
     pub woken_lanes: u64,
     /// Bit `tid % 64` clear proves the task is not a critical thread in a tracked wait that no
-    /// release has woken, so its preemption cannot matter ([`Event::Preempted`](super::super::Event::Preempted)).
+    /// release has woken, nor one whose tracked wait ended within `wake_slice_ns` (as of the
+    /// snapshot), so its preemption cannot matter
+    /// ([`Event::Preempted`](super::super::Event::Preempted)).
     pub waiting_lanes: u64,
     /// The probe groups ([`probes`] bits) to keep attached ([`Engine::probes_wanted`]).
     pub probes: u32,
@@ -69,6 +71,13 @@ impl<O: Observer> Engine<O> {
         let probes = self.probes_given(now, wait_probes);
         let (interest_lanes, boosted_lanes) = self.lanes();
         let woken_lanes = self.detector.woken_lanes();
+        // A critical thread whose wait just ended is on its way back from the lock call.
+        for tid in self
+            .critical
+            .done_since(now.saturating_sub(self.tun.wake_slice_ns))
+        {
+            waiting_lanes |= 1u64 << (tid as u32 % 64);
+        }
         let on = self.enabled;
         let critical = !self.critical.is_empty();
         let boosted = self.ft.boosted_count() != 0;
