@@ -646,11 +646,28 @@ impl Policy for SuperPass {
         &mut self,
         w: &World,
         cpu: u32,
-        _prev: Option<TaskIdx>,
+        prev: Option<TaskIdx>,
         next: Option<TaskIdx>,
         out: &mut Vec<Action>,
     ) -> Option<TaskIdx> {
         self.sched_hook();
+        // The module's pick hook reports the task it preempts (the kernel's `prev`, still
+        // queued here) when its lane is in the snapshot's `waiting_lanes`: a critical thread
+        // inside its wait or just back from one (`sp_preempted_waiter`).
+        if let Some(p) = prev.filter(|&p| Some(p) != next) {
+            let task = w.task(p);
+            if task.state == State::Runnable
+                && w.rqs[cpu as usize].fair.contains(&p)
+                && lane(self.engine.published(w.now).waiting_lanes, task.tid)
+            {
+                let ev = Event::Preempted {
+                    cpu,
+                    tid: task.tid,
+                    handle: u64::from(p) + 1,
+                };
+                self.handle(w.now, ev);
+            }
+        }
         let fair_next = Self::opt_tid(w, next);
         let r = match self.handle(w.now, Event::Pick { cpu, fair_next }) {
             Answer::Run { tid, .. } => self.idx.get(&tid).copied(),
