@@ -318,7 +318,13 @@ void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p,
 {
 	SP_COUNT(enqueue);
 	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
-	if (!sp_boosting() || !sp_may_be_boosted(p->pid) || !sp_is_fair(p))
+	/*
+	 * Boosted tasks, and critical threads inside a tracked wait: one that
+	 * wakes with no release reported (a PI futex handed over) gets its turn.
+	 */
+	if (!(sp_boosting() && sp_may_be_boosted(p->pid)) && !sp_may_be_waiting(p->pid))
+		return;
+	if (!sp_is_fair(p))
 		return;
 	if (sp_hook_enqueue(sp_now(), cpu_of(rq), p->pid, p, rq->curr->pid))
 		sp_resched_rq(rq);

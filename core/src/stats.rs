@@ -141,7 +141,8 @@ counters! {
     /// Load-balancing moves refused: a running misfit blocker kept off a CPU a critical
     /// thread's live lock wait started on.
     MigrateVetoes = "migrate_vetoes",
-    /// Wake turns: a release woke a critical thread out of a tracked wait, and it was put on
+    /// Wake turns: a release woke a critical thread out of a tracked wait (or it joined a
+    /// runqueue inside one with no release reported: a PI futex handed over), and it was put on
     /// the fast track itself so that it retries at once.
     WakeGrants = "wake_grants",
     /// Wake turns that ran their whole `wake_slice_ns` without the retry ending.

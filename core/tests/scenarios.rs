@@ -2222,3 +2222,35 @@ fn a_throttled_cpu_still_runs_a_wake_turn() {
     assert_eq!(e.pick(now + slice, 1, 300), None);
     ok(&e);
 }
+
+#[test]
+fn a_critical_pi_futex_waiter_woken_by_an_unreported_handoff_gets_a_wake_turn() {
+    let mut e = engine();
+    // 100 waits on a PI futex (an rt_mutex) owned by 200; 200's FUTEX_UNLOCK_PI hands the lock
+    // over and wakes 100 where no hook reports it: only its enqueue shows.
+    e.handle(MS, wait_on(100, L1, LockKind::PiFutex, 200, 1));
+    assert!(e.is_boosted(200));
+    let enq = Event::Enqueue {
+        cpu: 1,
+        tid: 100,
+        handle: 9,
+        curr: 300,
+    };
+    assert_eq!(
+        e.handle(2 * MS, enq),
+        Answer::Resched,
+        "it preempts the fair task there"
+    );
+    assert!(e.is_boosted(100));
+    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    assert_eq!(e.pick(2 * MS, 1, 300), Some(100));
+    ok(&e);
+    // Its wait finishes (it owns the lock): the turn and the wait end.
+    e.wait_finish(2 * MS + 10_000, 100, L1);
+    assert!(!e.is_boosted(100));
+    // An enqueue of a critical thread with no open wait changes nothing.
+    e.handle(3 * MS, enq);
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    ok(&e);
+}

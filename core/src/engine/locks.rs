@@ -537,6 +537,29 @@ impl<O: Observer> Engine<O> {
         }
     }
 
+    /// Critical thread `tid` joins a runqueue inside a tracked wait that no reported release
+    /// woke: a PI futex's release hands the lock over and wakes the new owner where no hook
+    /// names it (the rt_mutex is unlocked in `rt_mutex_futex_unlock()`, past every wait probe),
+    /// or it was preempted before it slept and a balance moved it. It is as good as woken: it
+    /// gets a wake turn; true if it did (it is boosted now).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn woken_unseen(&mut self, now: Nanos, tid: Tid) -> bool {
+        if !self.enabled || self.tun.wake_slice_ns == 0 || !self.critical.contains(tid) {
+            return false;
+        }
+        let Some(w) = self
+            .detector
+            .wait_of(tid)
+            .filter(|w| w.depth == 0 && !w.woken)
+        else {
+            return false;
+        };
+        let mut out = Boosted::default();
+        self.detector.set_woken(tid, w.lock)
+            && self.grant_turn(now, w.lock, tid, Counter::WakeGrants, &mut out)
+    }
+
     /// Gives critical thread `tid` a turn (a grant of depth 0 on its own behalf) for `lock`,
     /// counted in `counter`; false if it got none.
     fn grant_turn(

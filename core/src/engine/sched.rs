@@ -21,7 +21,9 @@ impl<O: Observer> Engine<O> {
         curr: Tid,
     ) -> bool {
         // The filter turns away almost every task; `FastTrack::enqueue` looks up the rest.
-        if !self.ft.may_be_boosted(tid) {
+        let matters = self.ft.may_be_boosted(tid)
+            || (self.critical_filter.may_contain(tid) && self.woken_unseen(now, tid));
+        if !matters {
             return false;
         }
         if handle != 0 {
