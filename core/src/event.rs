@@ -137,10 +137,10 @@ pub enum Event<'a> {
         owner: Tid,
     },
     /// Critical thread `tid` was preempted on CPU `cpu` inside a tracked wait it has not slept
-    /// in yet, and stays queued there; the platform reports it at the pick that follows, only
-    /// for tasks in [`Published::waiting_lanes`](super::Published::waiting_lanes). Answered
-    /// `None`: the waiter gets a wait turn at the head of that CPU's fast-track queue, so the
-    /// pick runs it.
+    /// in yet, or within `wake_slice_ns` after one ended, and stays queued there; the platform
+    /// reports it at the pick that follows, only for tasks in
+    /// [`Published::waiting_lanes`](super::Published::waiting_lanes). Answered `None`: the
+    /// thread gets a wait turn at the head of that CPU's fast-track queue, so the pick runs it.
     Preempted {
         /// The CPU it stays queued on.
         cpu: Cpu,
