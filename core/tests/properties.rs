@@ -507,12 +507,12 @@ impl Harness {
         for g in self.e.fast_track().grants() {
             // No grant outlives its reason, judged against the true world.
             prop_assert!(self.w.enabled);
+            prop_assert!(
+                self.w.critical.contains(&g.root),
+                "grant {g:?}: root not critical"
+            );
             let turn = g.depth == 0 && g.blocker == g.root && g.via == g.root;
             if turn && !self.w.waiting.contains_key(&g.root) {
-                prop_assert!(
-                    self.w.critical.contains(&g.root),
-                    "turn {g:?}: not critical"
-                );
                 prop_assert!(
                     self.w.rq.contains_key(&g.root),
                     "turn {g:?} outlived its wait after its thread slept"
@@ -528,10 +528,6 @@ impl Harness {
                 Some(g.lock),
                 "grant {:?}: waiter not waiting",
                 g
-            );
-            prop_assert!(
-                self.w.critical.contains(&g.root),
-                "grant {g:?}: root not critical"
             );
             prop_assert!(
                 self.w.waiting.contains_key(&g.root),
