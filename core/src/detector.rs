@@ -327,6 +327,20 @@ impl Detector {
         (s.waiters > 0).then_some(old)
     }
 
+    /// Forgets `lock`'s readers, whom an owner taking it has replaced, and returns them: a
+    /// binder call's pool threads once a server thread takes the call, or readers of an rwsem
+    /// whose releases went unseen.
+    pub fn drop_readers(&mut self, lock: LockId) -> ([Tid; READER_RECORD], usize) {
+        let Some(s) = self.find(lock).and_then(|i| self.locks.get_mut(i)) else {
+            return ([0; READER_RECORD], 0);
+        };
+        let n = (s.nreaders as usize).min(READER_RECORD);
+        let readers = core::mem::replace(&mut s.readers, [0; READER_RECORD]);
+        s.nreaders = 0;
+        s.untracked = 0;
+        (readers, n)
+    }
+
     /// Records that `tid` released `lock` as its owner.
     pub fn owner_released(&mut self, now: Nanos, lock: LockId, tid: Tid) {
         if let Some(i) = self.find(lock) {
@@ -590,8 +604,9 @@ impl Detector {
         match w.kind {
             LockKind::Mutex | LockKind::Futex | LockKind::PiFutex => b.push(s.owner),
             // A reader with no writer owning the lock waits behind a queued writer, which in turn
-            // waits for the current readers: they are the ones to speed up.
-            LockKind::RwsemRead | LockKind::RwsemWrite => {
+            // waits for the current readers: they are the ones to speed up. A binder call no
+            // server thread has taken waits for one of the pool's busy threads to finish.
+            LockKind::RwsemRead | LockKind::RwsemWrite | LockKind::Binder => {
                 if s.owner > 0 {
                     b.push(s.owner);
                 } else {

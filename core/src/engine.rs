@@ -180,7 +180,7 @@ impl<O: Observer> Engine<O> {
     /// A task whose bit is clear in `interest` is not critical, not boosted and has no tracked
     /// wait, so none of its lock waits can matter; one whose bit is clear in `boosted` is not
     /// boosted, so its scheduler events cannot matter.
-    pub fn lanes(&self) -> (u64, u64) {
+    pub(crate) fn lanes(&self) -> (u64, u64) {
         let boosted = self.ft.boosted_lanes();
         let interest = boosted | self.critical_filter.lanes() | self.detector.waiting_lanes();
         (interest, boosted)
@@ -197,7 +197,7 @@ impl<O: Observer> Engine<O> {
     ///
     /// The handle is dropped when the task stops being boosted, or when an
     /// [`Event::TaskExit`](super::Event::TaskExit) names it; the engine never interprets it.
-    pub fn set_handle(&mut self, tid: Tid, handle: u64) {
+    pub(crate) fn set_handle(&mut self, tid: Tid, handle: u64) {
         self.ft.set_handle(tid, handle);
     }
 
@@ -212,14 +212,9 @@ impl<O: Observer> Engine<O> {
         self.pushes.forget_handle(handle);
     }
 
-    /// Boosted tasks (with their handles) whose runqueue the platform has not reported with
-    /// [`Engine::enqueue`] since they were boosted or last dequeued.
-    pub fn unlocated(&self) -> impl Iterator<Item = (Tid, u64)> + '_ {
-        self.ft.unlocated()
-    }
-
-    /// The first of [`Engine::unlocated`] in boost slot `from` or later, with the slot to ask
-    /// from next.
+    /// The first boosted task (with its handle) in boost slot `from` or later whose runqueue
+    /// the platform has not reported with [`Engine::enqueue`] since it was boosted or last
+    /// dequeued, with the slot to ask from next.
     pub(crate) fn unlocated_from(&self, from: usize) -> Option<(Tid, u64, usize)> {
         self.ft.unlocated_from(from)
     }

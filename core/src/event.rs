@@ -203,8 +203,8 @@ pub enum Event<'a> {
         /// CPUs it may run on.
         allowed_mask: u64,
     },
-    /// The tick on CPU `cpu`, running `curr`. Answered `Resched`, or `Boosted` when a
-    /// budget-revoked task is granted again (its window passed).
+    /// The tick on CPU `cpu`, running `curr`. Answered `Resched` when a boosted task there
+    /// reached a bound; the platform then sends [`Event::Regrant`].
     Tick {
         /// The CPU.
         cpu: Cpu,
@@ -291,6 +291,12 @@ pub enum Event<'a> {
         /// The task.
         tid: Tid,
     },
+    /// A tick or a pick just ran, on any CPU: grants due by now are made. A budget-revoked
+    /// task whose window has passed is granted again; a woken critical waiter whose turn ran
+    /// out before its retry ended (the tick or pick charged it) has the holders of its lock
+    /// granted, at once rather than at a sleep the platform may report much later or never.
+    /// Answered `Boosted`, or `None`; one compare when nothing is due.
+    Regrant,
     /// CPU `cpu` just picked, or the timer it armed then fired: when must it pick again for a
     /// boosted task that runs there to stop at its budget, its CPU's throttle share or its
     /// slice? Answered `Resched` if that is now (within [`BOUND_SLACK_NS`]), `Arm` with the
@@ -542,9 +548,10 @@ impl<O: Observer> Engine<O> {
                 .map_or(Answer::None, Answer::Place),
             Event::Tick { cpu, curr } => {
                 self.settle_stale_wakes(now);
-                if self.tick(now, cpu, curr) {
-                    Answer::Resched
-                } else if self.regrant_due(now) {
+                Answer::flag(self.tick(now, cpu, curr))
+            }
+            Event::Regrant => {
+                if self.regrant_due(now) {
                     Answer::boosted(self.regrant(now))
                 } else {
                     Answer::None

@@ -84,16 +84,21 @@ pub enum LockKind {
     Futex = 3,
     /// An `rt_mutex`: on Android a PI futex (`FUTEX_LOCK_PI`), whose owner the kernel records.
     PiFutex = 4,
+    /// A synchronous binder transaction ([`binder_txn_lock`]): its caller waits for the server
+    /// thread that took it (its owner), or, while it is queued with no pool thread free, for
+    /// the target pool's busy threads (reported as its readers).
+    Binder = 5,
 }
 
 impl LockKind {
     /// Every kind, by encoding (`ALL[i] as u32 == i`), for generated tables.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Mutex,
         Self::RwsemRead,
         Self::RwsemWrite,
         Self::Futex,
         Self::PiFutex,
+        Self::Binder,
     ];
 
     /// Decodes the ABI/trace encoding of a lock kind.
@@ -104,6 +109,7 @@ impl LockKind {
             2 => Some(Self::RwsemWrite),
             3 => Some(Self::Futex),
             4 => Some(Self::PiFutex),
+            5 => Some(Self::Binder),
             _ => None,
         }
     }
@@ -116,6 +122,7 @@ impl LockKind {
             Self::RwsemWrite => "rwsem-write",
             Self::Futex => "futex",
             Self::PiFutex => "pi-futex",
+            Self::Binder => "binder",
         }
     }
 
@@ -145,6 +152,20 @@ pub const fn lock_lane(lock: LockId) -> u32 {
 
 /// The tag of [`futex_wait_lock`] ids ("SPFX" in the top 32 bits).
 pub const FUTEX_WAIT_LOCK_TAG: LockId = 0x5350_4658 << 32;
+
+/// The lock identity of the binder transaction whose `debug_id` is `debug_id`.
+///
+/// A transaction's address is reused once it is freed, but its `debug_id` is not (binder
+/// numbers every transaction from one counter): the caller's wait, the server's pickup and the
+/// reply all name it the same way, and a later transaction at the same address is another
+/// lock. The tag in the top bits keeps these ids apart from kernel addresses and from
+/// [`futex_wait_lock`] ids.
+pub const fn binder_txn_lock(debug_id: u32) -> LockId {
+    BINDER_TXN_LOCK_TAG | debug_id as u64
+}
+
+/// The tag of [`binder_txn_lock`] ids ("SPBD" in the top 32 bits).
+pub const BINDER_TXN_LOCK_TAG: LockId = 0x5350_4244 << 32;
 
 /// What a critical thread does for the user; the role is reported, not weighted, by the policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -93,6 +93,8 @@ pub trait Observer {
     /// CPU `cpu` used up its fast-track share of the throttle window: it runs no boosted task
     /// ahead of the stock choice until `until`.
     fn throttled(&mut self, now: Nanos, cpu: Cpu, until: Nanos) {}
+    /// CPU `cpu`'s throttle ended: the first charge after its window found the window over.
+    fn unthrottled(&mut self, now: Nanos, cpu: Cpu) {}
 }
 
 /// An observer that ignores everything.

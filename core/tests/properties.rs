@@ -374,11 +374,21 @@ impl Harness {
                     );
                 }
                 self.w.curr[cpu as usize] = got.unwrap_or(fair_next);
+                // The pick charged the task that ran: grants due then are placed, as the module
+                // does (it picks again; the model's next pick does).
+                let a = self.e.handle(now, Event::Regrant);
+                for &b in a.newly_boosted() {
+                    if let Some(&c) = self.w.rq.get(&b) {
+                        self.e.enqueue(now, c, b);
+                    }
+                }
             }
             Op::Tick { cpu } => {
                 let curr = self.w.curr[cpu as usize];
-                // A tick may grant a budget-revoked holder again: place it as the module does.
-                let a = self.e.handle(now, Event::Tick { cpu, curr });
+                // A tick may end a bound, and grants due then are made: place them as the
+                // module does.
+                self.e.handle(now, Event::Tick { cpu, curr });
+                let a = self.e.handle(now, Event::Regrant);
                 for &b in a.newly_boosted() {
                     if let Some(&c) = self.w.rq.get(&b) {
                         self.e.enqueue(now, c, b);

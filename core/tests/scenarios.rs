@@ -327,16 +327,23 @@ fn a_blocker_revoked_on_its_budget_is_granted_again_a_window_later() {
     let mut e = engine();
     let (budget, window) = (e.tunables().budget_ns, e.tunables().throttle_window_ns);
     blocker_running_on_cpu0(&mut e);
-    let tick = |e: &mut Engine<Log>, now| e.handle(now, Event::Tick { cpu: 0, curr: 200 });
-    assert_eq!(tick(&mut e, budget), Answer::Resched);
+    // A tick, then the grants due by then, as a platform sends them.
+    let tick = |e: &mut Engine<Log>, now| {
+        let t = e.handle(now, Event::Tick { cpu: 0, curr: 200 });
+        (t, e.handle(now, Event::Regrant))
+    };
+    assert_eq!(tick(&mut e, budget), (Answer::Resched, Answer::None));
     assert!(!e.is_boosted(200));
     assert!(e.regrants_pending());
     // Still holding the lock the critical thread waits on, but within the same window: nothing.
-    assert_eq!(tick(&mut e, budget + window - 1), Answer::None);
+    assert_eq!(
+        tick(&mut e, budget + window - 1),
+        (Answer::None, Answer::None)
+    );
     assert!(!e.is_boosted(200));
     ok(&e);
     // Its window has passed: granted again, with a fresh budget.
-    let a = tick(&mut e, budget + window);
+    let (_, a) = tick(&mut e, budget + window);
     assert_eq!(a.newly_boosted(), &[200]);
     assert!(e.is_boosted(200) && !e.regrants_pending());
     assert_eq!(e.fast_track().used_ns(200), Some(0));
@@ -351,8 +358,8 @@ fn a_budget_revoked_task_that_let_go_of_the_lock_is_not_granted_again() {
     blocker_running_on_cpu0(&mut e);
     e.tick(budget, 0, 200);
     e.owner_released(budget + 1, L1, 200);
-    let a = e.handle(budget + window, Event::Tick { cpu: 0, curr: 300 });
-    assert_eq!(a, Answer::None);
+    e.handle(budget + window, Event::Tick { cpu: 0, curr: 300 });
+    assert_eq!(e.handle(budget + window, Event::Regrant), Answer::None);
     assert!(!e.is_boosted(200) && !e.regrants_pending());
     assert_eq!(e.stats().get(Counter::BudgetRegrants), 0);
     ok(&e);
@@ -1447,20 +1454,26 @@ fn a_wake_turn_is_bounded_by_the_budget_too() {
     ok(&e);
 }
 
+/// [`running_its_wake_turn`], and the releaser takes the lock again while the waiter spins
+/// through its turn: that holder's grant is deferred while the turn lasts.
+fn spinning_while_the_releaser_retakes(e: &mut Engine<Log>) {
+    running_its_wake_turn(e);
+    assert!(e.owner_acquired(2 * MS + 10, L1, 200).as_slice().is_empty());
+    assert!(!e.is_boosted(200), "deferred while the turn lasts");
+}
+
 #[test]
 fn after_its_turn_runs_out_a_woken_waiter_that_sleeps_again_grants_the_holder() {
     let mut e = engine();
     let slice = e.tunables().wake_slice_ns;
-    running_its_wake_turn(&mut e);
-    // The releaser takes the lock again while the waiter spins through its whole turn.
-    assert!(e.owner_acquired(2 * MS + 10, L1, 200).as_slice().is_empty());
-    assert!(e.tick(2 * MS + slice, 0, 100));
+    spinning_while_the_releaser_retakes(&mut e);
+    let tick = Event::Tick { cpu: 0, curr: 100 };
+    assert_eq!(e.handle(2 * MS + slice, tick), Answer::Resched);
     assert!(!e.is_boosted(100));
-    assert!(!e.is_boosted(200), "deferred while the turn lasts");
-    // The turn is over, so the deferral is too: the next tick grants the holder again, without
-    // waiting for a sleep the platform may not report.
+    // The turn is over, so the deferral is too: the same tick's grants due hand the holder its
+    // grant again, without waiting for the next tick or a sleep the platform may not report.
     assert!(e.regrants_pending());
-    let a = e.handle(2 * MS + slice + 10, Event::Tick { cpu: 1, curr: 300 });
+    let a = e.handle(2 * MS + slice, Event::Regrant);
     assert_eq!(a.newly_boosted(), &[200]);
     assert!(e.is_boosted(200));
     assert_eq!(e.stats().get(Counter::ResumedWaits), 1);
@@ -1475,6 +1488,23 @@ fn after_its_turn_runs_out_a_woken_waiter_that_sleeps_again_grants_the_holder() 
 }
 
 #[test]
+fn a_turn_that_runs_out_at_a_pick_grants_the_holder_at_that_pick() {
+    let mut e = engine();
+    let slice = e.tunables().wake_slice_ns;
+    spinning_while_the_releaser_retakes(&mut e);
+    // The timer armed for the turn's end fires, and the CPU picks: the pick charges the turn
+    // to its end, and the holder the waiter spins on is granted before the CPU runs anything.
+    let now = e.deadline(0).unwrap();
+    assert_eq!(now, 2 * MS + slice);
+    assert_eq!(e.pick(now, 0, 300), None);
+    assert!(!e.is_boosted(100));
+    assert_eq!(e.handle(now, Event::Regrant).newly_boosted(), &[200]);
+    e.enqueue(now, 0, 200);
+    assert_eq!(e.pick(now, 0, 300), Some(200));
+    ok(&e);
+}
+
+#[test]
 fn a_turn_that_runs_out_with_no_holder_known_keeps_the_waiters_sleep_reported() {
     let mut e = engine();
     let slice = e.tunables().wake_slice_ns;
@@ -1483,7 +1513,7 @@ fn a_turn_that_runs_out_with_no_holder_known_keeps_the_waiters_sleep_reported() 
     // waiter spins through its whole turn.
     assert!(e.tick(2 * MS + slice, 0, 100));
     assert!(!e.is_boosted(100));
-    let a = e.handle(2 * MS + slice + 10, Event::Tick { cpu: 1, curr: 300 });
+    let a = e.handle(2 * MS + slice, Event::Regrant);
     assert!(a.newly_boosted().is_empty(), "no holder known");
     assert!(sleep_reported(&e, 100), "its sleep must still be reported");
     // It sleeps; the platform reads the mutex's owner: the releaser.

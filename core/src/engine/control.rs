@@ -4,7 +4,7 @@ use super::*;
 
 impl<O: Observer> Engine<O> {
     /// Records which hooks/mechanisms the platform attached (`abi::mech` bits).
-    pub fn set_active(&mut self, mask: u64) {
+    pub(crate) fn set_active(&mut self, mask: u64) {
         self.active_mask = mask;
     }
 
@@ -271,6 +271,8 @@ pub(super) fn probes_for_wait(kind: LockKind) -> u32 {
     match kind {
         LockKind::Mutex => probes::OWNERS,
         LockKind::RwsemRead | LockKind::RwsemWrite => probes::ALL,
-        LockKind::Futex | LockKind::PiFutex => 0,
+        // A futex names its owner itself; a binder call's server thread and pool come from
+        // the binder hooks, which are always attached.
+        LockKind::Futex | LockKind::PiFutex | LockKind::Binder => 0,
     }
 }

@@ -305,6 +305,14 @@ impl<O: Observer> Engine<O> {
         out: &mut Boosted,
     ) {
         self.departed(now, lock, tid, old);
+        // An owner replaces the readers: a binder call's pool threads stop blocking it once a
+        // server thread takes it.
+        let (readers, n) = self.detector.drop_readers(lock);
+        for &r in readers.iter().take(n) {
+            if r != tid && self.ft.is_boosted(r) {
+                self.ft.revoke_held(now, r, lock, cx!(self));
+            }
+        }
         self.follow(now, lock, tid, Counter::FollowGrants, |_| true, out);
     }
 
@@ -636,13 +644,19 @@ impl<O: Observer> Engine<O> {
     /// A platform asks before doing costly work for a wait (such as checking a futex owner
     /// hint); false positives are possible, false negatives are not.
     #[inline]
-    pub fn may_track(&self, tid: Tid) -> bool {
+    pub(crate) fn may_track(&self, tid: Tid) -> bool {
         self.enabled && self.interesting(tid)
     }
 
     /// `waiter` starts an owner-hinted futex wait naming `owner` (checked by the platform:
     /// `valid`). Only a tracked thread's hint counts: a critical waiter's or a chain link's.
-    pub fn futex_wait(&mut self, now: Nanos, waiter: Tid, owner: Tid, valid: bool) -> Boosted {
+    pub(crate) fn futex_wait(
+        &mut self,
+        now: Nanos,
+        waiter: Tid,
+        owner: Tid,
+        valid: bool,
+    ) -> Boosted {
         if !self.may_track(waiter) {
             return Boosted::default();
         }
@@ -690,7 +704,7 @@ impl<O: Observer> Engine<O> {
     /// boosted: such a waiter joins a runqueue unseen. A boosted one's enqueue is always
     /// reported, and until it comes the releaser may not have woken it yet (preempted between
     /// picking the waiter and `wake_up_q()`), so its grant lasts, bounded by its budget.
-    pub fn settle_stale_wakes(&mut self, now: Nanos) {
+    pub(crate) fn settle_stale_wakes(&mut self, now: Nanos) {
         if self.wakes.is_empty() {
             return;
         }

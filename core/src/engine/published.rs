@@ -14,10 +14,10 @@ pub struct Published {
     /// The [`gates`] bits: which hook events may reach the engine at all.
     pub gates: u32,
     /// Bit `tid % 64` clear proves the task is not critical, not boosted and has no tracked
-    /// wait, so none of its lock events can matter ([`Engine::lanes`], first value).
+    /// wait, so none of its lock events can matter.
     pub interest_lanes: u64,
     /// Bit `tid % 64` clear proves the task is not boosted, so its scheduler events cannot
-    /// matter ([`Engine::lanes`], second value).
+    /// matter.
     pub boosted_lanes: u64,
     /// Bit [`lock_lane`] clear proves no tracked wait is on the lock ([`Engine::lock_lanes`]).
     pub lock_lanes: u64,

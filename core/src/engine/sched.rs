@@ -274,7 +274,7 @@ impl<O: Observer> Engine<O> {
     /// Whether a budget-revoked task's window has passed at `now` ([`Engine::regrant`] is due):
     /// one compare, made at every tick.
     #[inline(always)]
-    pub fn regrant_due(&self, now: Nanos) -> bool {
+    pub(crate) fn regrant_due(&self, now: Nanos) -> bool {
         self.ft.regrant_due(now)
     }
 
@@ -284,7 +284,7 @@ impl<O: Observer> Engine<O> {
     /// had slept again. Returns the tasks this boosted.
     #[cold]
     #[inline(never)]
-    pub fn regrant(&mut self, now: Nanos) -> Boosted {
+    pub(crate) fn regrant(&mut self, now: Nanos) -> Boosted {
         let mut due = [0 as Tid; MAX_COOLING];
         let n = self.ft.take_due(now, &mut due);
         let mut list = Blockers::default();

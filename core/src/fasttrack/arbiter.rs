@@ -98,7 +98,10 @@ impl FastTrack {
         if now.saturating_sub(pc.window_start) >= self.window_ns {
             pc.window_start = now;
             pc.window_used = 0;
-            pc.throttled = false;
+            if pc.throttled {
+                pc.throttled = false;
+                obs.unthrottled(now, cpu as Cpu);
+            }
         }
         if !pc.throttled && pc.window_used >= self.cap_ns {
             pc.throttled = true;

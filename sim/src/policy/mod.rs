@@ -249,7 +249,7 @@ pub trait Policy: Send {
     /// balance if it is running. Only asked while some task is helped (between an
     /// [`Action::GrantBegin`] and its `GrantEnd`).
     fn misfit_targets(
-        &self,
+        &mut self,
         _w: &World,
         _t: TaskIdx,
         _cpu: u32,
@@ -273,7 +273,7 @@ pub trait Policy: Send {
     }
 
     /// Counters for the report.
-    fn stats(&self) -> PolicyStats {
+    fn stats(&mut self) -> PolicyStats {
         PolicyStats::default()
     }
 }

@@ -115,7 +115,7 @@ impl Policy for Pi {
         self.on_lock_event(w, cpu, ev, out);
     }
 
-    fn stats(&self) -> PolicyStats {
+    fn stats(&mut self) -> PolicyStats {
         self.counters()
     }
 }

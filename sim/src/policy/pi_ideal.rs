@@ -97,7 +97,7 @@ impl Policy for PiIdeal {
         }
     }
 
-    fn stats(&self) -> PolicyStats {
+    fn stats(&mut self) -> PolicyStats {
         self.stats.clone()
     }
 }

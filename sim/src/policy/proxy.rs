@@ -92,7 +92,7 @@ impl Policy for Proxy {
         ProxyPick::Deactivate
     }
 
-    fn stats(&self) -> PolicyStats {
+    fn stats(&mut self) -> PolicyStats {
         self.stats.clone()
     }
 }

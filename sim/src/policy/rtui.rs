@@ -34,7 +34,7 @@ impl Policy for RtUi {
         self.pi.on_lock_event(w, cpu, ev, out);
     }
 
-    fn stats(&self) -> PolicyStats {
+    fn stats(&mut self) -> PolicyStats {
         self.pi.counters()
     }
 }

@@ -22,6 +22,8 @@ use crate::locks::visibility::Visibility;
 use crate::locks::{Lock, TaskIdx};
 use crate::sched::{State, World};
 use crate::workload::ThreadRole;
+use std::collections::HashSet;
+use superpass_core::abi::{self, Message, Request};
 use superpass_core::{
     gates, Answer, Engine, Event, LockId, Nanos, Observer, RevokeReason, Role, Running, Tid,
 };
@@ -30,13 +32,31 @@ use superpass_core::{
 /// which covers the probe dispatch plus the engine's short paths.
 pub const HOOK_NS: u64 = 130;
 
-/// Collects the engine's boost/unboost decisions for trace slices and rescheduling.
+/// Collects the engine's decisions as the module's tracepoints report them: boosts and their
+/// ends for trace slices and rescheduling, and what is boosted or throttled now for itemizing
+/// waits.
 #[derive(Debug, Default)]
 pub struct Recorder {
     /// (tid, true = boosted / false = unboosted), drained after each call.
     pub events: Vec<(Tid, bool)>,
     /// Grants made.
     pub grants: u64,
+    /// Tasks boosted now.
+    boosted: HashSet<Tid>,
+    /// CPUs throttled now, one bit each.
+    throttled: u64,
+}
+
+impl Recorder {
+    /// Whether `tid` is boosted now.
+    pub fn is_boosted(&self, tid: Tid) -> bool {
+        self.boosted.contains(&tid)
+    }
+
+    /// Whether CPU `cpu` is throttled now.
+    pub fn is_throttled(&self, cpu: u32) -> bool {
+        cpu < 64 && self.throttled & (1 << cpu) != 0
+    }
 }
 
 impl Observer for Recorder {
@@ -45,9 +65,21 @@ impl Observer for Recorder {
     }
     fn boosted(&mut self, _now: Nanos, tid: Tid) {
         self.events.push((tid, true));
+        self.boosted.insert(tid);
     }
     fn unboosted(&mut self, _now: Nanos, tid: Tid, _reason: RevokeReason) {
         self.events.push((tid, false));
+        self.boosted.remove(&tid);
+    }
+    fn throttled(&mut self, _now: Nanos, cpu: u32, _until: Nanos) {
+        if cpu < 64 {
+            self.throttled |= 1 << cpu;
+        }
+    }
+    fn unthrottled(&mut self, _now: Nanos, cpu: u32) {
+        if cpu < 64 {
+            self.throttled &= !(1 << cpu);
+        }
     }
 }
 
@@ -287,6 +319,14 @@ impl SuperPass {
     fn refresh_probes(&mut self, now: Nanos) {
         let p = self.engine.published(now);
         self.probes.update(now, p.probes, p.probe_recheck_ns);
+    }
+
+    /// The engine's answer to `Event::Pick`, as a task index.
+    fn pick_engine(&mut self, w: &World, cpu: u32, fair_next: Tid) -> Option<TaskIdx> {
+        match self.handle(w.now, Event::Pick { cpu, fair_next }) {
+            Answer::Run { tid, .. } => self.idx.get(&tid).copied(),
+            _ => None,
+        }
     }
 
     /// Locates newly boosted tasks that already sit on a runqueue, as the module does when
@@ -570,9 +610,13 @@ impl Policy for SuperPass {
                 capacity: &capacity,
             },
         );
-        e.set_critical(w.now, &Self::critical_set(w))
-            .expect("critical set fits the default tunables");
-        e.set_enabled(w.now, true);
+        // Registered and switched on as the service does it: through the control plane.
+        let set = abi::CriticalList::new(&Self::critical_set(w))
+            .expect("critical set fits the ABI's list");
+        for req in [Request::SetCritical(set), Request::SetEnabled(true)] {
+            e.apply(w.now, &req, &mut [], &abi::SameSpace)
+                .expect("critical set fits the default tunables");
+        }
         self.idx = TidIndex::new(w.tasks.iter().map(|t| t.tid));
     }
 
@@ -669,10 +713,14 @@ impl Policy for SuperPass {
             }
         }
         let fair_next = Self::opt_tid(w, next);
-        let r = match self.handle(w.now, Event::Pick { cpu, fair_next }) {
-            Answer::Run { tid, .. } => self.idx.get(&tid).copied(),
-            _ => None,
-        };
+        let mut r = self.pick_engine(w, cpu, fair_next);
+        // As the module's pick: grants due once the pick charged the task that ran (a turn
+        // that ran out mid-wait) are placed now, and the CPU picks again if one is queued here.
+        let a = self.handle(w.now, Event::Regrant);
+        if !a.newly_boosted().is_empty() {
+            self.place(w, a, out);
+            r = self.pick_engine(w, cpu, fair_next);
+        }
         self.drain(w, out);
         r
     }
@@ -727,34 +775,67 @@ impl Policy for SuperPass {
         self.sched_hook();
         let curr = Self::tid(w, curr);
         let a = self.handle(w.now, Event::Tick { cpu, curr });
-        // A budget-revoked blocker granted again (its window passed) is placed like any other.
-        self.place(w, a, out);
+        // A task granted again (a budget window passed, a turn ran out mid-wait) is placed
+        // like any other.
+        let regranted = self.handle(w.now, Event::Regrant);
+        self.place(w, regranted, out);
         self.drain(w, out);
         a == Answer::Resched
     }
 
-    fn misfit_targets(&self, w: &World, t: TaskIdx, cpu: u32, faster: u64, running: bool) -> u64 {
-        self.engine
-            .misfit_targets(Self::tid(w, t), cpu, faster, running)
+    fn misfit_targets(
+        &mut self,
+        w: &World,
+        t: TaskIdx,
+        cpu: u32,
+        faster: u64,
+        running: bool,
+    ) -> u64 {
+        // As the kernel asks the module: the task's misfit status (`update_misfit_status`),
+        // then `can_migrate_task` for each CPU that would pull it.
+        let tid = Self::tid(w, t);
+        if self.handle(w.now, Event::UpdateMisfit { tid, cpu }) != Answer::Misfit {
+            return 0;
+        }
+        let mut to = 0;
+        for dst in (0..64).filter(|&c| faster & (1u64 << c) != 0) {
+            let ev = Event::CanMigrate {
+                tid,
+                src: cpu,
+                dst,
+                running,
+            };
+            if self.handle(w.now, ev) != Answer::Veto {
+                to |= 1 << dst;
+            }
+        }
+        to
     }
 
     fn helps(&self, w: &World, t: TaskIdx) -> bool {
-        self.engine.is_boosted(Self::tid(w, t))
+        self.engine.observer().is_boosted(Self::tid(w, t))
     }
 
     fn throttled(&self, cpu: u32) -> bool {
-        self.engine.fast_track().throttled(cpu)
+        self.engine.observer().is_throttled(cpu)
     }
 
-    fn stats(&self) -> PolicyStats {
+    fn stats(&mut self) -> PolicyStats {
+        // Read as the service reads the module's: through GET_STATS.
+        let mut buf = vec![0u8; abi::ioc_size(abi::GET_STATS)];
+        let counters = abi::request_header(abi::GET_STATS, &mut buf)
+            .and_then(|()| self.engine.ioctl(0, abi::GET_STATS, &mut buf))
+            .and_then(|_| abi::StatsMsg::decode(&buf))
+            .map(|m| m.counters)
+            .ok();
         PolicyStats {
             hook_calls: self.calls,
             boosts: self.engine.observer().grants,
             counters: superpass_core::stats::COUNTER_NAMES
                 .iter()
-                .zip(self.engine.stats().counters.iter())
-                .filter(|(_, &v)| v != 0)
-                .map(|(n, &v)| (n.to_string(), v))
+                .zip(counters.unwrap_or([0; superpass_core::stats::NUM_COUNTERS]))
+                .filter(|(_, v)| *v != 0)
+                .map(|(n, v)| (n.to_string(), v))
                 .collect(),
         }
     }

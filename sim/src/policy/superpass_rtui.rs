@@ -139,7 +139,14 @@ impl Policy for SuperPassRtUi {
         self.sp.tick(w, cpu, curr, out)
     }
 
-    fn misfit_targets(&self, w: &World, t: TaskIdx, cpu: u32, faster: u64, running: bool) -> u64 {
+    fn misfit_targets(
+        &mut self,
+        w: &World,
+        t: TaskIdx,
+        cpu: u32,
+        faster: u64,
+        running: bool,
+    ) -> u64 {
         self.sp.misfit_targets(w, t, cpu, faster, running)
     }
 
@@ -153,7 +160,7 @@ impl Policy for SuperPassRtUi {
 
     /// SuperPass's counters, with the inheritance steps added to its hook calls and the
     /// inheritance changes as `pi_changes`.
-    fn stats(&self) -> PolicyStats {
+    fn stats(&mut self) -> PolicyStats {
         let (mut s, pi) = (self.sp.stats(), self.rt.stats());
         s.hook_calls += pi.hook_calls;
         if pi.boosts != 0 {

@@ -643,7 +643,6 @@ impl<P: Policy + ?Sized> Sim<P> {
     #[cold]
     #[inline(never)]
     fn pull_misfit(&mut self) -> bool {
-        let cap = |s: &Self, c: u32| s.w.rqs[c as usize].cap;
         // The sources in (capacity, number) order from a list made at build: SuperPass asks
         // here at many events while it holds a grant, and sorting cost more than the search.
         for i in 0..self.by_capacity.len() {
@@ -655,7 +654,8 @@ impl<P: Policy + ?Sized> Sim<P> {
             if faster == 0 {
                 continue;
             }
-            let rq = &self.w.rqs[src as usize];
+            let (w, policy) = (&self.w, &mut self.policy);
+            let rq = &w.rqs[src as usize];
             if rq.donor.is_some_and(|d| Some(d) != rq.curr) {
                 continue; // proxy execution: leave the scheduling context alone
             }
@@ -664,18 +664,13 @@ impl<P: Policy + ?Sized> Sim<P> {
                 .into_iter()
                 .chain(rq.fair.iter().copied())
                 .find_map(|t| {
-                    let task = &self.w.tasks[t as usize];
+                    let task = &w.tasks[t as usize];
                     if !matches!(task.state, State::Running | State::Runnable) || task.eff.is_rt() {
                         return None;
                     }
-                    let to = self.policy.misfit_targets(
-                        &self.w,
-                        t,
-                        src,
-                        faster & task.allowed,
-                        rq.curr == Some(t),
-                    );
-                    let dst = bits(to).max_by_key(|&c| (cap(self, c), u32::MAX - c))?;
+                    let to =
+                        policy.misfit_targets(w, t, src, faster & task.allowed, rq.curr == Some(t));
+                    let dst = bits(to).max_by_key(|&c| (w.rqs[c as usize].cap, u32::MAX - c))?;
                     Some((t, dst))
                 });
             if let Some((t, dst)) = found {

@@ -1,0 +1,182 @@
+//! A synchronous binder call as a wait: the edge from the caller to the server thread that
+//! took it, or to the pool's busy threads while it is queued, through its whole life.
+
+use superpass_core::stats::Counter;
+use superpass_core::{
+    binder_txn_lock, Engine, Event, LockId, LockKind, Nanos, NoObserver, Role, Tid,
+};
+
+const MS: Nanos = 1_000_000;
+/// A kernel mutex the server thread may wait on.
+const L1: LockId = 0xffff_8880_0000_1000;
+/// The critical caller.
+const T: Tid = 100;
+/// A server thread, and two more of its pool.
+const S: Tid = 300;
+const S2: Tid = 301;
+const S3: Tid = 302;
+
+fn engine() -> Engine<NoObserver> {
+    let mut e = Engine::new(2, NoObserver);
+    e.set_enabled(0, true);
+    e.add_critical(0, T, Role::Ui).unwrap();
+    e
+}
+
+fn ok(e: &Engine<NoObserver>) {
+    e.check_invariants().unwrap();
+}
+
+fn call(waiter: Tid, debug_id: u32, server: Option<Tid>) -> Event<'static> {
+    Event::WaitStart {
+        waiter,
+        lock: binder_txn_lock(debug_id),
+        kind: LockKind::Binder,
+        owner: server,
+        cpu: 0,
+    }
+}
+
+fn boosted(e: &mut Engine<NoObserver>, now: Nanos, ev: Event<'_>) -> Vec<Tid> {
+    e.handle(now, ev).newly_boosted().to_vec()
+}
+
+#[test]
+fn a_call_a_server_thread_took_boosts_it_until_the_reply() {
+    let mut e = engine();
+    assert_eq!(boosted(&mut e, MS, call(T, 7, Some(S))), [S]);
+    ok(&e);
+    // The reply: the server thread is done with the call, and the caller's wait ends.
+    let lock = binder_txn_lock(7);
+    e.handle(2 * MS, Event::OwnerReleased { lock, tid: S });
+    assert!(!e.is_boosted(S));
+    e.handle(2 * MS, Event::WaitFinish { waiter: T, lock });
+    assert!(e.detector().wait_of(T).is_none());
+    ok(&e);
+}
+
+#[test]
+fn a_queued_call_boosts_the_busy_pool_threads_until_one_takes_it() {
+    let mut e = engine();
+    let lock = binder_txn_lock(8);
+    // No pool thread was free: the hook names the pool's busy threads.
+    let seen = Event::LockSeen {
+        lock,
+        owner: 0,
+        readers: &[S2, S3],
+    };
+    e.handle(MS, seen);
+    let mut got = boosted(&mut e, MS, call(T, 8, None));
+    got.sort();
+    assert_eq!(got, [S2, S3]);
+    ok(&e);
+    // S2 finishes its call and takes this one: it alone blocks the caller now.
+    e.handle(2 * MS, Event::OwnerAcquired { lock, tid: S2 });
+    assert!(e.is_boosted(S2));
+    assert!(
+        !e.is_boosted(S3),
+        "a pool thread that did not take the call"
+    );
+    ok(&e);
+    // Another thread of the pool takes it instead (S2 went back to its own work).
+    e.handle(3 * MS, Event::OwnerAcquired { lock, tid: S });
+    assert!(e.is_boosted(S) && !e.is_boosted(S2));
+    ok(&e);
+}
+
+#[test]
+fn the_server_thread_s_own_lock_wait_chains_to_the_holder() {
+    let mut e = engine();
+    boosted(&mut e, MS, call(T, 9, Some(S)));
+    // The handler waits for a kernel mutex a background thread holds.
+    let wait = Event::WaitStart {
+        waiter: S,
+        lock: L1,
+        kind: LockKind::Mutex,
+        owner: Some(400),
+        cpu: 1,
+    };
+    assert_eq!(boosted(&mut e, 2 * MS, wait), [400]);
+    assert_eq!(e.stats().get(Counter::ChainWaits), 1);
+    ok(&e);
+    // The holder releases; the server thread runs on with the call, still boosted.
+    e.handle(3 * MS, Event::OwnerReleased { lock: L1, tid: 400 });
+    e.handle(
+        3 * MS,
+        Event::WaitFinish {
+            waiter: S,
+            lock: L1,
+        },
+    );
+    assert!(!e.is_boosted(400) && e.is_boosted(S));
+    ok(&e);
+}
+
+#[test]
+fn a_call_freed_without_a_reply_ends_the_edge() {
+    let mut e = engine();
+    boosted(&mut e, MS, call(T, 10, Some(S)));
+    // The server's process died: binder frees the transaction, and the caller's wait ends
+    // with it, reply or none.
+    e.handle(
+        2 * MS,
+        Event::WaitFinish {
+            waiter: T,
+            lock: binder_txn_lock(10),
+        },
+    );
+    assert!(!e.is_boosted(S));
+    ok(&e);
+}
+
+#[test]
+fn the_server_thread_exiting_ends_its_grant_and_the_next_taker_is_followed() {
+    let mut e = engine();
+    boosted(&mut e, MS, call(T, 11, Some(S)));
+    e.handle(2 * MS, Event::TaskExit { tid: S, handle: 0 });
+    assert!(!e.is_boosted(S));
+    assert!(
+        e.detector().wait_of(T).is_some(),
+        "the call is still pending"
+    );
+    ok(&e);
+    let lock = binder_txn_lock(11);
+    assert_eq!(
+        boosted(&mut e, 3 * MS, Event::OwnerAcquired { lock, tid: S2 }),
+        [S2]
+    );
+    ok(&e);
+}
+
+#[test]
+fn a_nested_call_back_to_the_caller_boosts_no_one_twice() {
+    let mut e = engine();
+    boosted(&mut e, MS, call(T, 12, Some(S)));
+    // The handler calls back into the caller's process, and binder runs the nested call on
+    // the caller itself (it waits in binder for this reply): a cycle back to the root.
+    assert!(boosted(&mut e, 2 * MS, call(S, 13, Some(T))).is_empty());
+    assert!(!e.is_boosted(T));
+    assert!(e.is_boosted(S));
+    ok(&e);
+}
+
+#[test]
+fn a_call_from_a_thread_that_does_not_matter_is_not_tracked() {
+    let mut e = engine();
+    assert!(boosted(&mut e, MS, call(500, 14, Some(S))).is_empty());
+    assert!(e.detector().wait_of(500).is_none());
+    ok(&e);
+}
+
+#[test]
+fn binder_ids_stay_apart_from_kernel_addresses_and_futex_waits() {
+    let b = binder_txn_lock(u32::MAX);
+    assert_ne!(b, superpass_core::futex_wait_lock(-1));
+    assert!(b < 0xffff_0000_0000_0000, "below kernel addresses");
+    assert_ne!(binder_txn_lock(1), binder_txn_lock(2));
+    assert_eq!(
+        LockKind::from_u32(LockKind::Binder as u32),
+        Some(LockKind::Binder)
+    );
+    assert_eq!(LockKind::Binder.name(), "binder");
+}
