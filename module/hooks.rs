@@ -313,13 +313,22 @@ pub(crate) fn pick(
         g.engine.handle(now, ev);
     }
     locate(&mut g, now, rq, cpu);
-    let task = pick_locked(&mut g, now, rq, cpu, fair_next);
+    let mut task = pick_locked(&mut g, now, rq, cpu, fair_next);
+    // The pick charged the task that ran until now: a turn that ran out there hands the
+    // lock's holders their grants now. One of them queued here is picked now, as a kick of
+    // this CPU would be lost: the kernel clears the running task's resched flag after a pick.
+    let mut kicks = Kicks::new();
+    if regrant(&mut g, now, &mut kicks) {
+        task = pick_locked(&mut g, now, rq, cpu, fair_next);
+    }
     send_back(&mut g, now);
     let deadline = match g.engine.handle(now, Event::Bound { cpu }) {
         Answer::Arm(at) => Some(at),
         Answer::Resched => Some(now),
         _ => None,
     };
+    drop(g);
+    kicks.send();
     Picked { task, deadline }
 }
 
@@ -383,8 +392,8 @@ pub(crate) fn select_cpu(now: Nanos, tid: Tid, prev: Cpu, idle: u64, allowed: u6
     }
 }
 
-/// The tick on CPU `cpu`; returns true if it should reschedule. A budget-revoked blocker the
-/// engine grants again here is found and its CPU kicked, as after a lock event.
+/// The tick on CPU `cpu`; returns true if it should reschedule. A task the engine grants
+/// again here (`Event::Regrant`) is found and its CPU kicked, as after a lock event.
 pub(crate) fn tick(now: Nanos, rq: RqRef, cpu: Cpu, curr: Tid) -> bool {
     let mut kicks = Kicks::new();
     let resched = {
@@ -393,12 +402,20 @@ pub(crate) fn tick(now: Nanos, rq: RqRef, cpu: Cpu, curr: Tid) -> bool {
         };
         locate(&mut g, now, rq, cpu);
         let answer = g.engine.handle(now, Event::Tick { cpu, curr });
-        place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
+        regrant(&mut g, now, &mut kicks);
         send_back(&mut g, now);
         answer == Answer::Resched
     };
     kicks.send();
     resched
+}
+
+/// Makes the grants due after a tick or a pick (`Event::Regrant`) and places those tasks;
+/// true if there were any.
+fn regrant(g: &mut Guard, now: Nanos, kicks: &mut Kicks) -> bool {
+    let answer = g.engine.handle(now, Event::Regrant);
+    place(g, now, answer.newly_boosted(), kicks, 0);
+    !answer.newly_boosted().is_empty()
 }
 
 /// CPU `cpu`'s bound timer, armed after a pick, fired at `now`: the engine's answer to

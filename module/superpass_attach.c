@@ -32,21 +32,106 @@
 #include "superpass.h"
 #include "superpass_internal.h"
 
+#ifdef SP_ACK_6_6
+/* 6.6 has no _fair suffix on the wakeup-preemption hook. */
+#define SP_PREEMPT_HOOK android_rvh_check_preempt_wakeup
+#else
+#define SP_PREEMPT_HOOK android_rvh_check_preempt_wakeup_fair
+#endif
+#ifdef CONFIG_UCLAMP_TASK
+#define SP_IF_UCLAMP(x) x
+#else
+#define SP_IF_UCLAMP(x)
+#endif
+
+/*
+ * Every hook this module attaches, once: X(id, hook, probe, mechanism,
+ * group). A mechanism (SP_MECH_*) is active when every hook that names it is
+ * attached. A hook of a probe group (SP_PROBES_*) runs on every lock
+ * operation, so it is attached only while the engine wants its group. The
+ * normal hooks come first: they are shared with other modules, and detached
+ * at exit.
+ */
+#define SP_NORMAL_HOOKS(X)									\
+	X(MUTEX_WAIT_START, android_vh_mutex_wait_start, sp_probe_mutex_wait_start,		\
+	  SP_MECH_MUTEX_WAIT, 0)								\
+	X(MUTEX_WAIT_FINISH, android_vh_mutex_wait_finish, sp_probe_mutex_wait_finish,		\
+	  SP_MECH_MUTEX_WAIT, 0)								\
+	X(RWSEM_READ_WAIT_START, android_vh_rwsem_read_wait_start,				\
+	  sp_probe_rwsem_read_wait_start, SP_MECH_RWSEM_READ_WAIT, 0)				\
+	X(RWSEM_READ_WAIT_FINISH, android_vh_rwsem_read_wait_finish,				\
+	  sp_probe_rwsem_wait_finish, SP_MECH_RWSEM_READ_WAIT, 0)				\
+	X(RWSEM_WRITE_WAIT_START, android_vh_rwsem_write_wait_start,				\
+	  sp_probe_rwsem_write_wait_start, SP_MECH_RWSEM_WRITE_WAIT, 0)				\
+	X(RWSEM_WRITE_WAIT_FINISH, android_vh_rwsem_write_wait_finish,				\
+	  sp_probe_rwsem_wait_finish, SP_MECH_RWSEM_WRITE_WAIT, 0)				\
+	X(READER_OWNED, android_vh_record_rwsem_reader_owned, sp_probe_reader_owned,		\
+	  SP_MECH_RWSEM_READERS, SP_PROBES_READERS)						\
+	X(READER_CLEARED, android_vh_clear_rwsem_reader_owned,					\
+	  sp_probe_reader_cleared, SP_MECH_RWSEM_READERS, SP_PROBES_READERS)			\
+	X(WRITER_OWNED, android_vh_record_rwsem_writer_owned, sp_probe_writer_owned,		\
+	  SP_MECH_RWSEM_WRITER, SP_PROBES_OWNERS)						\
+	X(WRITER_CLEARED, android_vh_clear_rwsem_writer_owned,					\
+	  sp_probe_writer_cleared, SP_MECH_RWSEM_WRITER, SP_PROBES_OWNERS)			\
+	X(RWSEM_WAKE_FINISH, android_vh_rwsem_wake_finish, sp_probe_rwsem_wake_finish,		\
+	  SP_MECH_RWSEM_WRITER, 0)								\
+	X(MUTEX_UNLOCK_SLOWPATH, android_vh_mutex_unlock_slowpath,				\
+	  sp_probe_mutex_unlock_slowpath, SP_MECH_MUTEX_UNLOCK, 0)				\
+	X(MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime,				\
+	  sp_probe_mutex_starttime, SP_MECH_MUTEX_UNLOCK, SP_PROBES_OWNERS)			\
+	X(RTMUTEX_WAIT_START, android_vh_rtmutex_wait_start,					\
+	  sp_probe_rtmutex_wait_start, SP_MECH_PI_FUTEX, 0)					\
+	X(RTMUTEX_WAIT_FINISH, android_vh_rtmutex_wait_finish,					\
+	  sp_probe_rtmutex_wait_finish, SP_MECH_PI_FUTEX, 0)					\
+	X(DO_FUTEX, android_vh_do_futex, sp_probe_do_futex, SP_MECH_FUTEX_HINT, 0)		\
+	X(FUTEX_WAIT_START, android_vh_futex_wait_start, sp_probe_futex_wait_start,		\
+	  SP_MECH_FUTEX_HINT, 0)								\
+	X(FUTEX_WAIT_END, android_vh_futex_wait_end, sp_probe_futex_wait_end,			\
+	  SP_MECH_FUTEX_HINT, 0)								\
+	X(FUTEX_WAKE_TRAVERSE, android_vh_futex_wake_traverse_plist,				\
+	  sp_probe_futex_wake_traverse, SP_MECH_FUTEX_WOKEN, 0)					\
+	X(FUTEX_WAKE_THIS, android_vh_futex_wake_this, sp_probe_futex_wake_this,		\
+	  SP_MECH_FUTEX_WOKEN, 0)								\
+	X(FUTEX_WAKE_FINISH, android_vh_futex_wake_up_q_finish,					\
+	  sp_probe_futex_wake_up_q_finish, SP_MECH_FUTEX_WOKEN, 0)				\
+	X(FREE_TASK, android_vh_free_task, sp_probe_free_task, SP_MECH_TASK_EXIT, 0)
+/* The scheduler hooks: restricted, at most two probes each, never detached. */
+#define SP_RESTRICTED_HOOKS(X)									\
+	X(ENQUEUE, android_rvh_enqueue_task, sp_probe_enqueue, SP_MECH_ENQUEUE, 0)		\
+	X(DEQUEUE, android_rvh_dequeue_task, sp_probe_dequeue, SP_MECH_DEQUEUE, 0)		\
+	X(PICK, android_rvh_replace_next_task_fair, sp_probe_replace_next,			\
+	  SP_MECH_PICK, 0)									\
+	X(PREEMPT, SP_PREEMPT_HOOK, sp_probe_preempt, SP_MECH_PREEMPT, 0)			\
+	X(SELECT, android_rvh_select_task_rq_fair, sp_probe_select, SP_MECH_SELECT_CPU, 0)	\
+	X(TICK, android_rvh_tick_entry, sp_probe_tick, SP_MECH_TICK, 0)				\
+	SP_IF_UCLAMP(X(UCLAMP, android_rvh_uclamp_eff_get, sp_probe_uclamp_eff_get,		\
+		       SP_MECH_UCLAMP, 0))							\
+	X(MISFIT, android_rvh_update_misfit_status, sp_probe_update_misfit_status,		\
+	  SP_MECH_MISFIT, 0)									\
+	X(CAN_MIGRATE, android_rvh_can_migrate_task, sp_probe_can_migrate_task,			\
+	  SP_MECH_MISFIT, 0)
+
 enum sp_hook_id {
-	SPH_MUTEX_WAIT_START, SPH_MUTEX_WAIT_FINISH,
-	SPH_RWSEM_READ_WAIT_START, SPH_RWSEM_READ_WAIT_FINISH,
-	SPH_RWSEM_WRITE_WAIT_START, SPH_RWSEM_WRITE_WAIT_FINISH,
-	SPH_READER_OWNED, SPH_READER_CLEARED,
-	SPH_WRITER_OWNED, SPH_WRITER_CLEARED, SPH_RWSEM_WAKE_FINISH,
-	SPH_MUTEX_UNLOCK_SLOWPATH, SPH_MUTEX_STARTTIME,
-	SPH_RTMUTEX_WAIT_START, SPH_RTMUTEX_WAIT_FINISH,
-	SPH_DO_FUTEX, SPH_FUTEX_WAIT_START, SPH_FUTEX_WAIT_END,
-	SPH_FUTEX_WAKE_TRAVERSE, SPH_FUTEX_WAKE_THIS, SPH_FUTEX_WAKE_FINISH,
-	SPH_FREE_TASK,
-	/* Restricted hooks from here on. */
-	SPH_ENQUEUE, SPH_DEQUEUE, SPH_PICK, SPH_PREEMPT, SPH_SELECT, SPH_TICK,
-	SPH_UCLAMP, SPH_MISFIT, SPH_CAN_MIGRATE,
+#define SP_HOOK_ID(id, hook, probe, mech, group) SPH_##id,
+	SP_NORMAL_HOOKS(SP_HOOK_ID)
+	SP_RESTRICTED_HOOKS(SP_HOOK_ID)
+#undef SP_HOOK_ID
 	SPH_NR
+};
+
+/* How many normal hooks there are: every id from here on is a restricted hook. */
+enum {
+#define SP_HOOK_ONE(id, hook, probe, mech, group) + 1
+	SP_NR_NORMAL = 0 SP_NORMAL_HOOKS(SP_HOOK_ONE)
+#undef SP_HOOK_ONE
+};
+
+/* Each hook's mechanism. */
+static const u64 sp_hook_mech[SPH_NR] = {
+#define SP_HOOK_MECH(id, hook, probe, mech, group) [SPH_##id] = mech,
+	SP_NORMAL_HOOKS(SP_HOOK_MECH)
+	SP_RESTRICTED_HOOKS(SP_HOOK_MECH)
+#undef SP_HOOK_MECH
 };
 
 /* Hooks attached, and hooks another module already owned (-EBUSY). */
@@ -64,40 +149,15 @@ static void sp_note(int id, const char *name, int r)
 		r == -EBUSY ? ": owned by another module" : "");
 }
 
-#define SP_ATTACH(id, hook, probe) \
+#define SP_ATTACH(id, hook, probe)								\
 	sp_note(id, #hook, register_trace_##hook(probe, NULL))
-#define SP_DETACH(id, hook, probe)					\
-	do {								\
-		if (test_bit(id, &sp_attached))				\
-			unregister_trace_##hook(probe, NULL);		\
+#define SP_DETACH(id, hook, probe)								\
+	do {											\
+		if (test_bit(id, &sp_attached))							\
+			unregister_trace_##hook(probe, NULL);					\
 	} while (0)
-
-/* A mechanism is active when every hook it needs is attached. */
-static const struct {
-	u64 mech;
-	unsigned long hooks;
-} sp_mechs[] = {
-	{ SP_MECH_MUTEX_WAIT, BIT(SPH_MUTEX_WAIT_START) | BIT(SPH_MUTEX_WAIT_FINISH) },
-	{ SP_MECH_RWSEM_READ_WAIT, BIT(SPH_RWSEM_READ_WAIT_START) | BIT(SPH_RWSEM_READ_WAIT_FINISH) },
-	{ SP_MECH_RWSEM_WRITE_WAIT, BIT(SPH_RWSEM_WRITE_WAIT_START) | BIT(SPH_RWSEM_WRITE_WAIT_FINISH) },
-	{ SP_MECH_RWSEM_READERS, BIT(SPH_READER_OWNED) | BIT(SPH_READER_CLEARED) },
-	{ SP_MECH_RWSEM_WRITER, BIT(SPH_WRITER_OWNED) | BIT(SPH_WRITER_CLEARED) |
-				BIT(SPH_RWSEM_WAKE_FINISH) },
-	{ SP_MECH_MUTEX_UNLOCK, BIT(SPH_MUTEX_UNLOCK_SLOWPATH) | BIT(SPH_MUTEX_STARTTIME) },
-	{ SP_MECH_ENQUEUE, BIT(SPH_ENQUEUE) },
-	{ SP_MECH_DEQUEUE, BIT(SPH_DEQUEUE) },
-	{ SP_MECH_PICK, BIT(SPH_PICK) },
-	{ SP_MECH_PREEMPT, BIT(SPH_PREEMPT) },
-	{ SP_MECH_SELECT_CPU, BIT(SPH_SELECT) },
-	{ SP_MECH_TICK, BIT(SPH_TICK) },
-	{ SP_MECH_TASK_EXIT, BIT(SPH_FREE_TASK) },
-	{ SP_MECH_FUTEX_HINT, BIT(SPH_DO_FUTEX) | BIT(SPH_FUTEX_WAIT_START) | BIT(SPH_FUTEX_WAIT_END) },
-	{ SP_MECH_FUTEX_WOKEN, BIT(SPH_FUTEX_WAKE_TRAVERSE) | BIT(SPH_FUTEX_WAKE_THIS) |
-			       BIT(SPH_FUTEX_WAKE_FINISH) },
-	{ SP_MECH_PI_FUTEX, BIT(SPH_RTMUTEX_WAIT_START) | BIT(SPH_RTMUTEX_WAIT_FINISH) },
-	{ SP_MECH_UCLAMP, BIT(SPH_UCLAMP) },
-	{ SP_MECH_MISFIT, BIT(SPH_MISFIT) | BIT(SPH_CAN_MIGRATE) },
-};
+#define SP_ATTACH_ONE(id, hook, probe, mech, group) SP_ATTACH(SPH_##id, hook, probe);
+#define SP_DETACH_ONE(id, hook, probe, mech, group) SP_DETACH(SPH_##id, hook, probe);
 
 /* ---- the per-lock-operation probes, attached on demand ---- */
 
@@ -161,43 +221,23 @@ u32 sp_probes_attached_mask(void)
 	return atomic_read(&sp_probes_mirror);
 }
 
-/* Each group's hooks, as X(id, hook, probe) entries. */
-#define SP_OWNER_HOOKS(X)							\
-	{									\
-		X(SPH_MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime,	\
-		  sp_probe_mutex_starttime)					\
-		X(SPH_WRITER_OWNED, android_vh_record_rwsem_writer_owned,	\
-		  sp_probe_writer_owned)					\
-		X(SPH_WRITER_CLEARED, android_vh_clear_rwsem_writer_owned,	\
-		  sp_probe_writer_cleared)					\
+/* A hook of group @group in @add is attached again, one in @drop detached. */
+#define SP_GROUP_ATTACH(id, hook, probe, mech, group)						\
+	if (((group) & add) && test_bit(SPH_##id, &sp_avail))					\
+		SP_ATTACH(SPH_##id, hook, probe);
+#define SP_GROUP_DETACH(id, hook, probe, mech, group)						\
+	if ((group) & drop) {									\
+		SP_DETACH(SPH_##id, hook, probe);						\
+		__clear_bit(SPH_##id, &sp_attached);						\
 	}
-#define SP_READER_HOOKS(X)							\
-	{									\
-		X(SPH_READER_OWNED, android_vh_record_rwsem_reader_owned,	\
-		  sp_probe_reader_owned)					\
-		X(SPH_READER_CLEARED, android_vh_clear_rwsem_reader_owned,	\
-		  sp_probe_reader_cleared)					\
-	}
-#define SP_GROUP_ATTACH(id, hook, probe)				\
-	if (test_bit(id, &sp_avail))					\
-		SP_ATTACH(id, hook, probe);
-#define SP_GROUP_DETACH(id, hook, probe)				\
-	SP_DETACH(id, hook, probe);					\
-	__clear_bit(id, &sp_attached);
 
 /* Attaches and detaches groups to match @want (sp_probes_mutex held). */
 static void sp_probes_set(u32 want)
 {
 	u32 add = want & ~sp_probes_attached, drop = sp_probes_attached & ~want;
 
-	if (add & SP_PROBES_OWNERS)
-		SP_OWNER_HOOKS(SP_GROUP_ATTACH)
-	if (add & SP_PROBES_READERS)
-		SP_READER_HOOKS(SP_GROUP_ATTACH)
-	if (drop & SP_PROBES_OWNERS)
-		SP_OWNER_HOOKS(SP_GROUP_DETACH)
-	if (drop & SP_PROBES_READERS)
-		SP_READER_HOOKS(SP_GROUP_DETACH)
+	SP_NORMAL_HOOKS(SP_GROUP_ATTACH)
+	SP_NORMAL_HOOKS(SP_GROUP_DETACH)
 	sp_probes_attached = want;
 	atomic_set(&sp_probes_mirror, want);
 	if (add | drop)
@@ -251,64 +291,29 @@ static void sp_probes_start(void)
  */
 void sp_attach_all(u64 *active_mask, u64 *busy_mask)
 {
+	u64 present = 0, missing = 0;
 	int i;
 
-	/* Lock hooks and task exit: normal hooks, shared with other modules. */
-	SP_ATTACH(SPH_MUTEX_WAIT_START, android_vh_mutex_wait_start, sp_probe_mutex_wait_start);
-	SP_ATTACH(SPH_MUTEX_WAIT_FINISH, android_vh_mutex_wait_finish, sp_probe_mutex_wait_finish);
-	SP_ATTACH(SPH_RWSEM_READ_WAIT_START, android_vh_rwsem_read_wait_start, sp_probe_rwsem_read_wait_start);
-	SP_ATTACH(SPH_RWSEM_READ_WAIT_FINISH, android_vh_rwsem_read_wait_finish, sp_probe_rwsem_wait_finish);
-	SP_ATTACH(SPH_RWSEM_WRITE_WAIT_START, android_vh_rwsem_write_wait_start, sp_probe_rwsem_write_wait_start);
-	SP_ATTACH(SPH_RWSEM_WRITE_WAIT_FINISH, android_vh_rwsem_write_wait_finish, sp_probe_rwsem_wait_finish);
-	SP_ATTACH(SPH_READER_OWNED, android_vh_record_rwsem_reader_owned, sp_probe_reader_owned);
-	SP_ATTACH(SPH_READER_CLEARED, android_vh_clear_rwsem_reader_owned, sp_probe_reader_cleared);
-	SP_ATTACH(SPH_WRITER_OWNED, android_vh_record_rwsem_writer_owned, sp_probe_writer_owned);
-	SP_ATTACH(SPH_WRITER_CLEARED, android_vh_clear_rwsem_writer_owned, sp_probe_writer_cleared);
-	SP_ATTACH(SPH_RWSEM_WAKE_FINISH, android_vh_rwsem_wake_finish, sp_probe_rwsem_wake_finish);
-	SP_ATTACH(SPH_MUTEX_UNLOCK_SLOWPATH, android_vh_mutex_unlock_slowpath, sp_probe_mutex_unlock_slowpath);
-	SP_ATTACH(SPH_MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime, sp_probe_mutex_starttime);
-	SP_ATTACH(SPH_RTMUTEX_WAIT_START, android_vh_rtmutex_wait_start, sp_probe_rtmutex_wait_start);
-	SP_ATTACH(SPH_RTMUTEX_WAIT_FINISH, android_vh_rtmutex_wait_finish, sp_probe_rtmutex_wait_finish);
-	SP_ATTACH(SPH_DO_FUTEX, android_vh_do_futex, sp_probe_do_futex);
-	SP_ATTACH(SPH_FUTEX_WAIT_START, android_vh_futex_wait_start, sp_probe_futex_wait_start);
-	SP_ATTACH(SPH_FUTEX_WAIT_END, android_vh_futex_wait_end, sp_probe_futex_wait_end);
-	SP_ATTACH(SPH_FUTEX_WAKE_TRAVERSE, android_vh_futex_wake_traverse_plist, sp_probe_futex_wake_traverse);
-	SP_ATTACH(SPH_FUTEX_WAKE_THIS, android_vh_futex_wake_this, sp_probe_futex_wake_this);
-	SP_ATTACH(SPH_FUTEX_WAKE_FINISH, android_vh_futex_wake_up_q_finish, sp_probe_futex_wake_up_q_finish);
-	SP_ATTACH(SPH_FREE_TASK, android_vh_free_task, sp_probe_free_task);
+	*busy_mask = 0;
 
-	/* Scheduler hooks: restricted, at most two probes each, never detached. */
-	SP_ATTACH(SPH_ENQUEUE, android_rvh_enqueue_task, sp_probe_enqueue);
-	SP_ATTACH(SPH_DEQUEUE, android_rvh_dequeue_task, sp_probe_dequeue);
-	SP_ATTACH(SPH_PICK, android_rvh_replace_next_task_fair, sp_probe_replace_next);
-#ifdef SP_ACK_6_6
-	/* 6.6 has no _fair suffix on the wakeup-preemption hook. */
-	SP_ATTACH(SPH_PREEMPT, android_rvh_check_preempt_wakeup, sp_probe_preempt);
-#else
-	SP_ATTACH(SPH_PREEMPT, android_rvh_check_preempt_wakeup_fair, sp_probe_preempt);
-#endif
-	SP_ATTACH(SPH_SELECT, android_rvh_select_task_rq_fair, sp_probe_select);
-	SP_ATTACH(SPH_TICK, android_rvh_tick_entry, sp_probe_tick);
-#ifdef CONFIG_UCLAMP_TASK
-	SP_ATTACH(SPH_UCLAMP, android_rvh_uclamp_eff_get, sp_probe_uclamp_eff_get);
-#endif
-	SP_ATTACH(SPH_MISFIT, android_rvh_update_misfit_status, sp_probe_update_misfit_status);
-	SP_ATTACH(SPH_CAN_MIGRATE, android_rvh_can_migrate_task, sp_probe_can_migrate_task);
+	SP_NORMAL_HOOKS(SP_ATTACH_ONE)
+	SP_RESTRICTED_HOOKS(SP_ATTACH_ONE)
 	/*
 	 * Restricted probes are never detached and ACK pins nobody: once one
 	 * is attached this module's text must outlive any rmmod.
 	 */
-	if (sp_attached & ~(BIT(SPH_ENQUEUE) - 1))
+	if (sp_attached & ~(BIT(SP_NR_NORMAL) - 1))
 		__module_get(THIS_MODULE);
 
-	*active_mask = 0;
-	*busy_mask = 0;
-	for (i = 0; i < ARRAY_SIZE(sp_mechs); i++) {
-		if ((sp_attached & sp_mechs[i].hooks) == sp_mechs[i].hooks)
-			*active_mask |= sp_mechs[i].mech;
-		if (sp_taken & sp_mechs[i].hooks)
-			*busy_mask |= sp_mechs[i].mech;
+	for (i = 0; i < SPH_NR; i++) {
+		if (test_bit(i, &sp_attached))
+			present |= sp_hook_mech[i];
+		else
+			missing |= sp_hook_mech[i];
+		if (test_bit(i, &sp_taken))
+			*busy_mask |= sp_hook_mech[i];
 	}
+	*active_mask = present & ~missing;
 	sp_probes_start();
 }
 
@@ -316,28 +321,7 @@ void sp_detach_normal(void)
 {
 	mutex_lock(&sp_probes_mutex);
 	sp_probes_stopping = true;
-	SP_DETACH(SPH_MUTEX_WAIT_START, android_vh_mutex_wait_start, sp_probe_mutex_wait_start);
-	SP_DETACH(SPH_MUTEX_WAIT_FINISH, android_vh_mutex_wait_finish, sp_probe_mutex_wait_finish);
-	SP_DETACH(SPH_RWSEM_READ_WAIT_START, android_vh_rwsem_read_wait_start, sp_probe_rwsem_read_wait_start);
-	SP_DETACH(SPH_RWSEM_READ_WAIT_FINISH, android_vh_rwsem_read_wait_finish, sp_probe_rwsem_wait_finish);
-	SP_DETACH(SPH_RWSEM_WRITE_WAIT_START, android_vh_rwsem_write_wait_start, sp_probe_rwsem_write_wait_start);
-	SP_DETACH(SPH_RWSEM_WRITE_WAIT_FINISH, android_vh_rwsem_write_wait_finish, sp_probe_rwsem_wait_finish);
-	SP_DETACH(SPH_READER_OWNED, android_vh_record_rwsem_reader_owned, sp_probe_reader_owned);
-	SP_DETACH(SPH_READER_CLEARED, android_vh_clear_rwsem_reader_owned, sp_probe_reader_cleared);
-	SP_DETACH(SPH_WRITER_OWNED, android_vh_record_rwsem_writer_owned, sp_probe_writer_owned);
-	SP_DETACH(SPH_WRITER_CLEARED, android_vh_clear_rwsem_writer_owned, sp_probe_writer_cleared);
-	SP_DETACH(SPH_RWSEM_WAKE_FINISH, android_vh_rwsem_wake_finish, sp_probe_rwsem_wake_finish);
-	SP_DETACH(SPH_MUTEX_UNLOCK_SLOWPATH, android_vh_mutex_unlock_slowpath, sp_probe_mutex_unlock_slowpath);
-	SP_DETACH(SPH_MUTEX_STARTTIME, android_vh_record_mutex_lock_starttime, sp_probe_mutex_starttime);
-	SP_DETACH(SPH_RTMUTEX_WAIT_START, android_vh_rtmutex_wait_start, sp_probe_rtmutex_wait_start);
-	SP_DETACH(SPH_RTMUTEX_WAIT_FINISH, android_vh_rtmutex_wait_finish, sp_probe_rtmutex_wait_finish);
-	SP_DETACH(SPH_DO_FUTEX, android_vh_do_futex, sp_probe_do_futex);
-	SP_DETACH(SPH_FUTEX_WAIT_START, android_vh_futex_wait_start, sp_probe_futex_wait_start);
-	SP_DETACH(SPH_FUTEX_WAIT_END, android_vh_futex_wait_end, sp_probe_futex_wait_end);
-	SP_DETACH(SPH_FUTEX_WAKE_TRAVERSE, android_vh_futex_wake_traverse_plist, sp_probe_futex_wake_traverse);
-	SP_DETACH(SPH_FUTEX_WAKE_THIS, android_vh_futex_wake_this, sp_probe_futex_wake_this);
-	SP_DETACH(SPH_FUTEX_WAKE_FINISH, android_vh_futex_wake_up_q_finish, sp_probe_futex_wake_up_q_finish);
-	SP_DETACH(SPH_FREE_TASK, android_vh_free_task, sp_probe_free_task);
+	SP_NORMAL_HOOKS(SP_DETACH_ONE)
 	mutex_unlock(&sp_probes_mutex);
 	/* No probe runs, and so nothing publishes, past this point. */
 	tracepoint_synchronize_unregister();

@@ -71,7 +71,8 @@
 	{ SP_KIND_RWSEM_READ, "rwsem-read" }, \
 	{ SP_KIND_RWSEM_WRITE, "rwsem-write" }, \
 	{ SP_KIND_FUTEX, "futex" }, \
-	{ SP_KIND_PI_FUTEX, "pi-futex" }
+	{ SP_KIND_PI_FUTEX, "pi-futex" }, \
+	{ SP_KIND_BINDER, "binder" }
 
 #define SP_TRACE_REVOKE_REASONS \
 	{ SP_REVOKE_RELEASED, "released" }, \

@@ -8,7 +8,7 @@
  * /sys/kernel/debug/superpass/probe_calls reads "probe calls" lines summed
  * over the CPUs, after "counting 0|1" and "attached G" (the on-demand probe
  * groups attached now, SP_PROBES_* bits); writing 1 zeroes the counts and
- * starts counting, 0 stops.
+ * starts counting, 0 stops. pick_calls reads the pick probe's counts per CPU.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -51,6 +51,35 @@ static int sp_calls_open(struct inode *inode, struct file *file)
 	return single_open(file, sp_calls_show, NULL);
 }
 
+/*
+ * pick_calls: per CPU, the pick probe's calls and how many of them took the
+ * engine lock (the counts probe_calls sums), to show that a CPU with no
+ * fast-track work picks without touching shared state.
+ */
+static int sp_picks_show(struct seq_file *m, void *v)
+{
+	int cpu;
+
+	seq_puts(m, "cpu replace_next pick_engine\n");
+	for_each_possible_cpu(cpu)
+		seq_printf(m, "%d %llu %llu\n", cpu, per_cpu(sp_probe_calls[SPP_replace_next], cpu),
+			   per_cpu(sp_probe_calls[SPP_pick_engine], cpu));
+	return 0;
+}
+
+static int sp_picks_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, sp_picks_show, NULL);
+}
+
+static const struct file_operations sp_picks_fops = {
+	.owner = THIS_MODULE,
+	.open = sp_picks_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
 static ssize_t sp_calls_write(struct file *file, const char __user *buf,
 			      size_t len, loff_t *ppos)
 {
@@ -84,6 +113,7 @@ void sp_probestat_init(void)
 {
 	sp_debugfs_dir = debugfs_create_dir("superpass", NULL);
 	debugfs_create_file("probe_calls", 0600, sp_debugfs_dir, NULL, &sp_calls_fops);
+	debugfs_create_file("pick_calls", 0400, sp_debugfs_dir, NULL, &sp_picks_fops);
 }
 
 void sp_probestat_exit(void)

@@ -369,18 +369,20 @@ enum sp_counter {
  * Lock kinds (LockKind), as the wait hooks and the superpass_block
  * tracepoint encode them: X(value, NAME, "name").
  */
-#define SP_NUM_LOCK_KINDS 5
+#define SP_NUM_LOCK_KINDS 6
 #define SP_KIND_MUTEX 0
 #define SP_KIND_RWSEM_READ 1
 #define SP_KIND_RWSEM_WRITE 2
 #define SP_KIND_FUTEX 3
 #define SP_KIND_PI_FUTEX 4
+#define SP_KIND_BINDER 5
 #define SP_LOCK_KINDS(X) \
 	X(0, MUTEX, "mutex") \
 	X(1, RWSEM_READ, "rwsem-read") \
 	X(2, RWSEM_WRITE, "rwsem-write") \
 	X(3, FUTEX, "futex") \
-	X(4, PI_FUTEX, "pi-futex")
+	X(4, PI_FUTEX, "pi-futex") \
+	X(5, BINDER, "binder")
 
 #ifndef __KERNEL__
 /* Names by index, for user space; NULL marks a gap. */

@@ -23,6 +23,18 @@
  *             inside one ioctl of /dev/superpass-test (sp_testdev.ko), timed
  *             in the kernel: the reader hooks alone, without syscall cost.
  *
+ *   boostload SECS [noreg]  not a benchmark: keeps the fast track busy on
+ *             the CPUs it may run on (the suite confines it with taskset) for
+ *             SECS: two nice-0 hogs, a nice-0 holder that takes the test
+ *             mutex for 2 ms of work and then runs 100 us outside it, and a
+ *             thread that takes the mutex every 1 ms, so it nearly always
+ *             waits. With superpass.ko loaded (and without noreg), that thread
+ *             is registered critical and SuperPass is enabled, so the holder
+ *             is granted at nearly every wait; otherwise the same threads run
+ *             unhelped. Prints the waits it made.
+ *
+ * The pingpong and futexpp loops pin to CPU 0, or to CPU $SP_OVERHEAD_CPU.
+ *
  *   engage CRIT  not a benchmark: makes SuperPass attach its on-demand
  *             probes (superpass_core::probes) the way contention does. It
  *             registers itself critical beside CRIT (the suite's registered
@@ -32,6 +44,7 @@
  * usage: sp-overhead mutex|pingpong|futexwake|futexpp|futexpp-hint|pagefault|readlock [COUNT]
  *        prints the ns value only
  *        sp-overhead engage CRIT
+ *        sp-overhead boostload SECS [noreg]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -47,6 +60,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "superpass_testdev.h"
@@ -164,12 +178,82 @@ static int engage(int crit)
 
 static void pin_cpu0(void)
 {
+	const char *env = getenv("SP_OVERHEAD_CPU");
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
-	CPU_SET(0, &set);
+	CPU_SET(env ? atoi(env) : 0, &set);
 	/* Threads created afterwards inherit the affinity. */
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static atomic_int boost_stop;
+
+static void *boost_hog(void *x)
+{
+	volatile unsigned long n = 0;
+
+	while (!atomic_load(&boost_stop))
+		n++;
+	return NULL;
+}
+
+static void *boost_holder(void *x)
+{
+	struct spt_lock l = { .op = SPT_OP_MUTEX, .hold_us = 2000 };
+
+	while (!atomic_load(&boost_stop)) {
+		uint64_t t;
+
+		if (ioctl(testdev, SPT_LOCK, &l))
+			return (void *)1L;
+		t = now_ns();
+		while (now_ns() - t < 100000 && !atomic_load(&boost_stop))
+			;
+	}
+	return NULL;
+}
+
+/*
+ * boostload: a mutex inversion on the CPUs this process may use, helped when
+ * superpass.ko is loaded (the calling thread registered critical).
+ */
+static int boostload(int secs, int reg)
+{
+	struct spt_lock l = { .op = SPT_OP_MUTEX };
+	struct sp_enable en = { SP_HDR(struct sp_enable), .enabled = 1 };
+	int sp = open("/dev/superpass", O_RDWR);
+	pthread_t th[3];
+	long waits = 0, helped = 0;
+	void *r;
+
+	testdev = open("/dev/superpass-test", O_RDWR);
+	if (testdev < 0) {
+		perror("sp-overhead boostload: /dev/superpass-test");
+		return 1;
+	}
+	if (reg && sp >= 0 &&
+	    (set_critical(sp, (int)syscall(SYS_gettid), 0) || ioctl(sp, SP_SET_ENABLED, &en))) {
+		perror("sp-overhead boostload: register");
+		return 1;
+	}
+	pthread_create(&th[0], NULL, boost_hog, NULL);
+	pthread_create(&th[1], NULL, boost_hog, NULL);
+	pthread_create(&th[2], NULL, boost_holder, NULL);
+	for (uint64_t end = now_ns() + (uint64_t)secs * 1000000000ULL; now_ns() < end;) {
+		if (ioctl(testdev, SPT_LOCK, &l))
+			return 1;
+		waits++;
+		helped += l.wait_ns >= 100000;
+		usleep(1000);
+	}
+	atomic_store(&boost_stop, 1);
+	for (int i = 0; i < 3; i++) {
+		if (pthread_join(th[i], &r) || r)
+			return 1;
+	}
+	printf("waits %ld over_100us %ld\n", waits, helped);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -182,6 +266,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (!strcmp(argv[1], "engage"))
 		return argc == 3 ? engage(atoi(argv[2])) : 2;
+	if (!strcmp(argv[1], "boostload") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "noreg"))))
+		return boostload(atoi(argv[2]), argc == 3);
 	count = argc > 2 ? atol(argv[2]) : 20000;
 	if (pipe(a) || pipe(b))
 		return 2;
