@@ -14,7 +14,7 @@ use crate::state::{self, Guard};
 use crate::superpass_core::detector::MAX_BLOCKERS;
 use crate::superpass_core::tunables::MAX_DEPTH;
 use crate::superpass_core::{Answer, Cpu, Event, LockId, Nanos, Running, Tid, MAX_CPUS};
-use crate::{AsleepWait, RqRef, TaskRef};
+use crate::{AsleepWait, CurrentWait, RqRef, TaskRef};
 
 /// How many stale engine picks one pick hook skips before leaving CFS's choice alone.
 const PICK_RETRIES: usize = 3;
@@ -413,7 +413,13 @@ pub(crate) fn tick(now: Nanos, rq: RqRef, cpu: Cpu, curr: Tid) -> bool {
 /// Makes the grants due after a tick or a pick (`Event::Regrant`) and places those tasks;
 /// true if there were any.
 fn regrant(g: &mut Guard, now: Nanos, kicks: &mut Kicks) -> bool {
-    let answer = g.engine.handle(now, Event::Regrant);
+    let CurrentWait { tid, lock, owner } = CurrentWait::now();
+    let ev = Event::Regrant {
+        curr: tid,
+        lock,
+        owner,
+    };
+    let answer = g.engine.handle(now, ev);
     place(g, now, answer.newly_boosted(), kicks, 0);
     !answer.newly_boosted().is_empty()
 }

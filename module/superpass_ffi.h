@@ -64,6 +64,7 @@ int sp_c_init(u64 *active_mask, u64 *busy_mask);
 u32 sp_cpu_capacity(u32 cpu);
 u32 sp_this_cpu(void);
 void sp_c_exit(void);
+s32 sp_current_wait(s32 *tid, u64 *lock);
 u32 sp_wait_of(s32 tid, u64 *lock, u32 *kind, s32 *owner, s32 *readers);
 
 #endif /* SUPERPASS_FFI_H */

@@ -146,8 +146,9 @@ static s32 sp_rwsem_writer(struct rw_semaphore *sem)
 }
 
 /*
- * For the current task, about to sleep again in a wait it was woken from: the
- * lock its wait record names (0: none) in @lock, and the owner that lock
+ * For the current task, inside a wait it was woken from (about to sleep again,
+ * or spinning through its turn when a tick or pick charges it): the lock its
+ * wait record names (0: none) in @lock, and the owner that lock
  * names now (a mutex's owner, an rwsem's writer; 0: none). The task that beat
  * it to the lock may have taken it where no probe reports.
  */
@@ -162,6 +163,21 @@ s32 sp_wait_owner_now(u64 *lock)
 		return sp_owner_tid(atomic_long_read(&((struct mutex *)(unsigned long)*lock)->owner),
 				    SP_MUTEX_FLAGS);
 	return sp_rwsem_writer((struct rw_semaphore *)(unsigned long)*lock);
+}
+
+/*
+ * For a tick or pick, about to hand out the grants due: the current task
+ * (the one they charged) in @tid, and if it may be a woken critical waiter
+ * spinning through its turn, the lock and owner as sp_wait_owner_now() reads
+ * them; else 0 in @lock and 0 returned.
+ */
+s32 sp_current_wait(s32 *tid, u64 *lock)
+{
+	*tid = current->pid;
+	*lock = 0;
+	if (!sp_may_be_woken(current->pid))
+		return 0;
+	return sp_wait_owner_now(lock);
 }
 
 /*

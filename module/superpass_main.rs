@@ -91,6 +91,7 @@ mod ffi {
         pub(crate) fn sp_cpu_capacity(cpu: u32) -> u32;
         pub(crate) fn sp_this_cpu() -> u32;
         pub(crate) fn sp_c_exit();
+        pub(crate) fn sp_current_wait(tid: *mut i32, lock: *mut u64) -> i32;
         pub(crate) fn sp_wait_of(
             tid: i32,
             lock: *mut u64,
@@ -138,6 +139,26 @@ impl AsleepWait {
     /// The readers the reader record names for an rwsem without a writer; empty otherwise.
     pub(crate) fn readers(&self) -> &[i32] {
         self.readers.get(..self.n).unwrap_or(&[])
+    }
+}
+
+/// What a tick or pick reads of the task it charged (`current`), for `Event::Regrant`.
+pub(crate) struct CurrentWait {
+    /// The current task.
+    pub(crate) tid: i32,
+    /// The lock its wait record names, if it may be a woken critical waiter; else 0.
+    pub(crate) lock: u64,
+    /// The owner `lock` names now (a mutex's owner, an rwsem's writer), or 0.
+    pub(crate) owner: i32,
+}
+
+impl CurrentWait {
+    /// Reads it for the current task; call from a tick or a pick, with the engine lock held.
+    pub(crate) fn now() -> Self {
+        let (mut tid, mut lock) = (0i32, 0u64);
+        // SAFETY: both pointers are to locals; the helper reads only `current` and its record.
+        let owner = unsafe { ffi::sp_current_wait(&mut tid, &mut lock) };
+        Self { tid, lock, owner }
     }
 }
 

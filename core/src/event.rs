@@ -296,7 +296,17 @@ pub enum Event<'a> {
     /// out before its retry ended (the tick or pick charged it) has the holders of its lock
     /// granted, at once rather than at a sleep the platform may report much later or never.
     /// Answered `Boosted`, or `None`; one compare when nothing is due.
-    Regrant,
+    Regrant {
+        /// The task that ran on the CPU until the tick or pick (the one they charged), 0 if
+        /// none.
+        curr: Tid,
+        /// The lock the platform's own record says `curr` waits on, or 0 if it has none.
+        lock: LockId,
+        /// The mutex owner or rwsem writer `lock` names now, or 0. A holder that took the lock
+        /// again while the waiter spun through its turn may have done so where no event
+        /// reports (the owner probes detached): the lock itself still names it.
+        owner: Tid,
+    },
     /// CPU `cpu` just picked, or the timer it armed then fired: when must it pick again for a
     /// boosted task that runs there to stop at its budget, its CPU's throttle share or its
     /// slice? Answered `Resched` if that is now (within [`BOUND_SLACK_NS`]), `Arm` with the
@@ -550,9 +560,9 @@ impl<O: Observer> Engine<O> {
                 self.settle_stale_wakes(now);
                 Answer::flag(self.tick(now, cpu, curr))
             }
-            Event::Regrant => {
+            Event::Regrant { curr, lock, owner } => {
                 if self.regrant_due(now) {
-                    Answer::boosted(self.regrant(now))
+                    Answer::boosted(self.regrant(now, curr, lock, owner))
                 } else {
                     Answer::None
                 }

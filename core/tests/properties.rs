@@ -355,6 +355,7 @@ impl Harness {
                     on[fair % on.len()]
                 };
                 let throttled = self.e.fast_track().throttled(cpu);
+                let prev = self.w.curr[cpu as usize];
                 let got = self.e.pick(now, cpu, fair_next);
                 if let Some(p) = got {
                     prop_assert!(self.e.is_boosted(p), "picked an unboosted task");
@@ -375,8 +376,14 @@ impl Harness {
                 }
                 self.w.curr[cpu as usize] = got.unwrap_or(fair_next);
                 // The pick charged the task that ran: grants due then are placed, as the module
-                // does (it picks again; the model's next pick does).
-                let a = self.e.handle(now, Event::Regrant);
+                // does (it picks again; the model's next pick does). The model keeps no wait
+                // records: the platform reads no lock.
+                let regrant = Event::Regrant {
+                    curr: prev,
+                    lock: 0,
+                    owner: 0,
+                };
+                let a = self.e.handle(now, regrant);
                 for &b in a.newly_boosted() {
                     if let Some(&c) = self.w.rq.get(&b) {
                         self.e.enqueue(now, c, b);
@@ -388,7 +395,12 @@ impl Harness {
                 // A tick may end a bound, and grants due then are made: place them as the
                 // module does.
                 self.e.handle(now, Event::Tick { cpu, curr });
-                let a = self.e.handle(now, Event::Regrant);
+                let regrant = Event::Regrant {
+                    curr,
+                    lock: 0,
+                    owner: 0,
+                };
+                let a = self.e.handle(now, regrant);
                 for &b in a.newly_boosted() {
                     if let Some(&c) = self.w.rq.get(&b) {
                         self.e.enqueue(now, c, b);

@@ -139,6 +139,12 @@ fn uclamp_min(e: &mut Engine<Log>, tid: Tid) -> Option<u32> {
     }
 }
 
+/// The grants due after a tick or pick that charged `curr`, whose wait record names `lock`,
+/// which names `owner` now.
+fn regrant(curr: Tid, lock: u64, owner: Tid) -> Event<'static> {
+    Event::Regrant { curr, lock, owner }
+}
+
 fn ok(e: &Engine<Log>) {
     e.check_invariants().unwrap();
 }
@@ -330,7 +336,7 @@ fn a_blocker_revoked_on_its_budget_is_granted_again_a_window_later() {
     // A tick, then the grants due by then, as a platform sends them.
     let tick = |e: &mut Engine<Log>, now| {
         let t = e.handle(now, Event::Tick { cpu: 0, curr: 200 });
-        (t, e.handle(now, Event::Regrant))
+        (t, e.handle(now, regrant(200, 0, 0)))
     };
     assert_eq!(tick(&mut e, budget), (Answer::Resched, Answer::None));
     assert!(!e.is_boosted(200));
@@ -359,7 +365,7 @@ fn a_budget_revoked_task_that_let_go_of_the_lock_is_not_granted_again() {
     e.tick(budget, 0, 200);
     e.owner_released(budget + 1, L1, 200);
     e.handle(budget + window, Event::Tick { cpu: 0, curr: 300 });
-    assert_eq!(e.handle(budget + window, Event::Regrant), Answer::None);
+    assert_eq!(e.handle(budget + window, regrant(0, 0, 0)), Answer::None);
     assert!(!e.is_boosted(200) && !e.regrants_pending());
     assert_eq!(e.stats().get(Counter::BudgetRegrants), 0);
     ok(&e);
@@ -1473,7 +1479,7 @@ fn after_its_turn_runs_out_a_woken_waiter_that_sleeps_again_grants_the_holder() 
     // The turn is over, so the deferral is too: the same tick's grants due hand the holder its
     // grant again, without waiting for the next tick or a sleep the platform may not report.
     assert!(e.regrants_pending());
-    let a = e.handle(2 * MS + slice, Event::Regrant);
+    let a = e.handle(2 * MS + slice, regrant(100, L1, 200));
     assert_eq!(a.newly_boosted(), &[200]);
     assert!(e.is_boosted(200));
     assert_eq!(e.stats().get(Counter::ResumedWaits), 1);
@@ -1498,7 +1504,7 @@ fn a_turn_that_runs_out_at_a_pick_grants_the_holder_at_that_pick() {
     assert_eq!(now, 2 * MS + slice);
     assert_eq!(e.pick(now, 0, 300), None);
     assert!(!e.is_boosted(100));
-    assert_eq!(e.handle(now, Event::Regrant).newly_boosted(), &[200]);
+    assert_eq!(e.handle(now, regrant(100, L1, 200)).newly_boosted(), &[200]);
     e.enqueue(now, 0, 200);
     assert_eq!(e.pick(now, 0, 300), Some(200));
     ok(&e);
@@ -1513,7 +1519,8 @@ fn a_turn_that_runs_out_with_no_holder_known_keeps_the_waiters_sleep_reported() 
     // waiter spins through its whole turn.
     assert!(e.tick(2 * MS + slice, 0, 100));
     assert!(!e.is_boosted(100));
-    let a = e.handle(2 * MS + slice, Event::Regrant);
+    // Nor does the lock name one when the tick ends the turn (it is between owners).
+    let a = e.handle(2 * MS + slice, regrant(100, L1, 0));
     assert!(a.newly_boosted().is_empty(), "no holder known");
     assert!(sleep_reported(&e, 100), "its sleep must still be reported");
     // It sleeps; the platform reads the mutex's owner: the releaser.
@@ -1524,6 +1531,29 @@ fn a_turn_that_runs_out_with_no_holder_known_keeps_the_waiters_sleep_reported() 
     assert_eq!(e.stats().get(Counter::ResumedWaits), 1);
     assert_eq!(e.woken_lanes(), 0);
     ok(&e);
+}
+
+#[test]
+fn a_turn_that_runs_out_grants_the_owner_its_lock_names_though_no_event_reported_it() {
+    // The releaser takes the lock again unseen while the waiter spins through its whole turn;
+    // the tick that ends the turn charged `curr`, whose record names `lock`, which names 200.
+    let granted = |curr: Tid, lock: u64| {
+        let mut e = engine();
+        let slice = e.tunables().wake_slice_ns;
+        running_its_wake_turn(&mut e);
+        assert!(e.tick(2 * MS + slice, 0, 100));
+        assert!(!e.is_boosted(100));
+        let a = e.handle(2 * MS + slice, regrant(curr, lock, 200));
+        ok(&e);
+        (a.newly_boosted().to_vec(), sleep_reported(&e, 100))
+    };
+    // The waiter's own record names the lock it waits on: its owner is granted, and the wait
+    // goes on as a wait again.
+    assert_eq!(granted(100, L1), (vec![200], false));
+    // Another task's record, or a lock it does not wait on, names nobody it waits for: its
+    // sleep stays reported.
+    assert_eq!(granted(300, L1), (vec![], true));
+    assert_eq!(granted(100, L2), (vec![], true));
 }
 
 #[test]

@@ -620,16 +620,31 @@ impl<O: Observer> Engine<O> {
                 .end_turn(now, tid, RevokeReason::WaiterDone, cx!(self));
             if self.is_critical(tid) {
                 self.stats.bump(Counter::ResumedWaits);
-                let named = (lock == w.lock && owner > 0 && owner != tid).then_some(owner);
-                if let Some(o) = named {
-                    if let Some(old) = self.detector.owner_acquired(now, lock, o) {
-                        self.departed(now, lock, o, old);
-                    }
-                }
-                self.grant_blockers(now, w, named, false, &mut out);
+                self.resume_wait(now, w, lock, owner, &mut out);
             }
         }
         out
+    }
+
+    /// Grants the blockers of woken critical waiter `w.waiter`, whose retry goes on as a wait
+    /// again; `owner` is the owner the platform read from `lock` (the lock its record names)
+    /// just now, which the engine takes as `w.lock`'s owner if the two locks agree, since it
+    /// may have taken the lock where no event reported it.
+    pub(super) fn resume_wait(
+        &mut self,
+        now: Nanos,
+        w: Wait,
+        lock: LockId,
+        owner: Tid,
+        out: &mut Boosted,
+    ) {
+        let named = (lock == w.lock && owner > 0 && owner != w.waiter).then_some(owner);
+        if let Some(o) = named {
+            if let Some(old) = self.detector.owner_acquired(now, lock, o) {
+                self.departed(now, lock, o, old);
+            }
+        }
+        self.grant_blockers(now, w, named, false, out);
     }
 
     /// One bit per woken critical waiter, bit `tid % 64`: whose sleeps a platform reports as

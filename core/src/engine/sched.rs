@@ -281,10 +281,12 @@ impl<O: Observer> Engine<O> {
     /// Grants again each budget-revoked task whose window has passed, if it still holds a lock
     /// (as its owner or a tracked reader) that a tracked wait is on; for a woken critical waiter
     /// whose wake turn ran out, grants the holders of the lock it still waits for, as if it
-    /// had slept again. Returns the tasks this boosted.
+    /// had slept again: among them `owner`, read from `lock` just now, if the waiter is `curr`
+    /// (the task the tick or pick charged) and its record names that lock. Returns the tasks
+    /// this boosted.
     #[cold]
     #[inline(never)]
-    pub(crate) fn regrant(&mut self, now: Nanos) -> Boosted {
+    pub(crate) fn regrant(&mut self, now: Nanos, curr: Tid, lock: LockId, owner: Tid) -> Boosted {
         let mut due = [0 as Tid; MAX_COOLING];
         let n = self.ft.take_due(now, &mut due);
         let mut list = Blockers::default();
@@ -295,7 +297,8 @@ impl<O: Observer> Engine<O> {
             let mut one = Boosted::default();
             if self.is_critical(tid) {
                 if let Some(w) = self.detector.take_woken(tid) {
-                    self.grant_blockers(now, w, None, false, &mut one);
+                    let (lock, owner) = if tid == curr { (lock, owner) } else { (0, 0) };
+                    self.resume_wait(now, w, lock, owner, &mut one);
                     if one.as_slice().is_empty() {
                         // No holder to grant: the lock may have changed hands unseen. The
                         // waiter's sleep stays reported, with the owner the lock names then.

@@ -494,6 +494,27 @@ impl SuperPass {
         t.map_or(0, |t| Self::tid(w, t))
     }
 
+    /// The lock task `t`'s wait record names and the owner that lock names now, as the module
+    /// reads them (`sp_wait_owner_now`): its mutex or rwsem, with the owner or writer; (0, 0)
+    /// for other waits, of which superpass_waits.c keeps no record.
+    fn wait_record(w: &World, t: TaskIdx) -> (LockId, Tid) {
+        match w.task(t).lock_wait {
+            Some(l) if matches!(w.locks[l as usize], Lock::Mutex(_) | Lock::Rwsem(_)) => (
+                lock_id(l),
+                w.locks[l as usize].owner().map_or(0, |o| Self::tid(w, o)),
+            ),
+            _ => (0, 0),
+        }
+    }
+
+    /// The grants due after a tick or pick that charged `t` (the task running until then), with
+    /// its wait record as the module reads it for `current`.
+    fn regrant(&mut self, w: &World, t: Option<TaskIdx>) -> Answer {
+        let (curr, (lock, owner)) =
+            t.map_or((0, (0, 0)), |t| (Self::tid(w, t), Self::wait_record(w, t)));
+        self.handle(w.now, Event::Regrant { curr, lock, owner })
+    }
+
     /// The task running on CPU `cpu` (0: none), as the module reads it from the runqueue.
     fn curr_tid(w: &World, cpu: u32) -> Tid {
         Self::opt_tid(w, w.rqs.get(cpu as usize).and_then(|rq| rq.curr))
@@ -671,13 +692,7 @@ impl Policy for SuperPass {
         // engine's woken lanes, with the owner its mutex or rwsem names then: the lock is
         // the one in its wait record (superpass_waits.c keeps none for futexes).
         if matches!(w.task(t).state, State::Blocked(_)) && self.may_be_woken(w.now, tid) {
-            let (lock, owner) = match w.task(t).lock_wait {
-                Some(l) if matches!(w.locks[l as usize], Lock::Mutex(_) | Lock::Rwsem(_)) => (
-                    lock_id(l),
-                    w.locks[l as usize].owner().map_or(0, |o| Self::tid(w, o)),
-                ),
-                _ => (0, 0),
-            };
+            let (lock, owner) = Self::wait_record(w, t);
             let a = self.handle(w.now, Event::WaiterSlept { tid, lock, owner });
             self.place(w, a, out);
         }
@@ -716,7 +731,7 @@ impl Policy for SuperPass {
         let mut r = self.pick_engine(w, cpu, fair_next);
         // As the module's pick: grants due once the pick charged the task that ran (a turn
         // that ran out mid-wait) are placed now, and the CPU picks again if one is queued here.
-        let a = self.handle(w.now, Event::Regrant);
+        let a = self.regrant(w, prev);
         if !a.newly_boosted().is_empty() {
             self.place(w, a, out);
             r = self.pick_engine(w, cpu, fair_next);
@@ -773,11 +788,12 @@ impl Policy for SuperPass {
     #[inline]
     fn tick(&mut self, w: &World, cpu: u32, curr: TaskIdx, out: &mut Vec<Action>) -> bool {
         self.sched_hook();
+        let running = curr;
         let curr = Self::tid(w, curr);
         let a = self.handle(w.now, Event::Tick { cpu, curr });
         // A task granted again (a budget window passed, a turn ran out mid-wait) is placed
         // like any other.
-        let regranted = self.handle(w.now, Event::Regrant);
+        let regranted = self.regrant(w, Some(running));
         self.place(w, regranted, out);
         self.drain(w, out);
         a == Answer::Resched
