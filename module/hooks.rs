@@ -37,6 +37,20 @@ pub(crate) fn lock_event(now: Nanos, ev: Event<'_>) {
     kicks.send();
 }
 
+/// Lock events that one hook reports together, in order, under one hold of the engine lock.
+pub(crate) fn lock_events(now: Nanos, evs: &[Event<'_>]) {
+    let mut kicks = Kicks::new();
+    {
+        let Some(mut g) = state::lock() else { return };
+        for &ev in evs {
+            let answer = g.engine.handle(now, ev);
+            place(&mut g, now, answer.newly_boosted(), &mut kicks, 0);
+        }
+        send_back(&mut g, now);
+    }
+    kicks.send();
+}
+
 /// A wait on an rwsem starts: the engine first takes the module's view of the lock's holders
 /// (its events reach the engine only while tracked waits are on it), then the wait.
 pub(crate) fn rwsem_wait_start(

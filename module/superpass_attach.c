@@ -24,6 +24,7 @@
 #include <linux/sched.h>
 #include <linux/tracepoint.h>
 #include <linux/workqueue.h>
+#include <trace/hooks/binder.h>
 #include <trace/hooks/dtask.h>
 #include <trace/hooks/futex.h>
 #include <trace/hooks/rwsem.h>
@@ -94,7 +95,17 @@
 	  SP_MECH_FUTEX_WOKEN, 0)								\
 	X(FUTEX_WAKE_FINISH, android_vh_futex_wake_up_q_finish,					\
 	  sp_probe_futex_wake_up_q_finish, SP_MECH_FUTEX_WOKEN, 0)				\
-	X(FREE_TASK, android_vh_free_task, sp_probe_free_task, SP_MECH_TASK_EXIT, 0)
+	X(FREE_TASK, android_vh_free_task, sp_probe_free_task, SP_MECH_TASK_EXIT, 0)		\
+	X(BINDER_TXN_FINISH, android_vh_binder_proc_transaction_finish,				\
+	  sp_probe_binder_txn_finish, SP_MECH_BINDER, 0)					\
+	X(BINDER_SET_PRIORITY, android_vh_binder_set_priority,					\
+	  sp_probe_binder_set_priority, SP_MECH_BINDER, 0)					\
+	X(BINDER_RESTORE_PRIORITY, android_vh_binder_restore_priority,				\
+	  sp_probe_binder_restore_priority, SP_MECH_BINDER, 0)					\
+	X(BINDER_RECEIVED, android_vh_binder_transaction_received,				\
+	  sp_probe_binder_received, SP_MECH_BINDER, 0)						\
+	X(BINDER_FREE, android_vh_free_oem_binder_struct, sp_probe_binder_free,		\
+	  SP_MECH_BINDER, 0)
 /* The scheduler hooks: restricted, at most two probes each, never detached. */
 #define SP_RESTRICTED_HOOKS(X)									\
 	X(ENQUEUE, android_rvh_enqueue_task, sp_probe_enqueue, SP_MECH_ENQUEUE, 0)		\

@@ -40,6 +40,12 @@
 /* A lock's lane is (address >> SP_LOCK_LANE_SHIFT) % 64 (superpass_core::lock_lane). */
 #define SP_LOCK_LANE_SHIFT 6
 
+/* Binder pool threads a queued call examines (tunables::MAX_POOL_SCAN). */
+#define SP_MAX_POOL_SCAN 16
+
+/* A binder transaction's lock id is SP_BINDER_TXN_LOCK_TAG | its debug_id (superpass_core::binder_txn_lock). */
+#define SP_BINDER_TXN_LOCK_TAG 0x5350424400000000ULL
+
 /* The lock-free rwsem reader record (tunables::READER_TABLE_SETS, _WAYS). */
 #define SP_READER_TABLE_SETS 128
 #define SP_READER_TABLE_WAYS 16

@@ -74,7 +74,8 @@ static inline bool sp_lock_may_matter(const void *lock)
 	X(futex_wake_this) X(futex_wake_up_q_finish) X(free_task) X(enqueue) \
 	X(dequeue) X(replace_next) X(preempt) X(select) X(tick) X(uclamp_eff_get) \
 	X(update_misfit_status) X(can_migrate_task) X(pick_engine) X(tick_engine) \
-	X(pi_pending_owner) X(move_request) X(move_done) X(move_stale) X(move_stopper)
+	X(pi_pending_owner) X(move_request) X(move_done) X(move_stale) X(move_stopper) \
+	X(binder_txn_finish) X(binder_set_priority) X(binder_restore_priority) X(binder_received) X(binder_free)
 
 enum sp_probe_id {
 #define SP_PROBE_ID(name) SPP_##name,
@@ -281,6 +282,19 @@ void sp_probe_update_misfit_status(void *d, struct task_struct *p, struct rq *rq
 				   bool *need_update);
 void sp_probe_can_migrate_task(void *d, struct task_struct *p, int dst_cpu, int *can_migrate);
 void sp_probe_free_task(void *d, struct task_struct *p);
+
+/* ---- binder calls (superpass_binder.c) ---- */
+struct binder_proc;
+struct binder_thread;
+struct binder_transaction;
+void sp_probe_binder_txn_finish(void *d, struct binder_proc *proc, struct binder_transaction *t,
+				struct task_struct *server, bool pending_async, bool sync);
+void sp_probe_binder_set_priority(void *d, struct binder_transaction *t, struct task_struct *task);
+void sp_probe_binder_restore_priority(void *d, struct binder_transaction *t,
+				      struct task_struct *task);
+void sp_probe_binder_received(void *d, struct binder_transaction *t, struct binder_proc *proc,
+			      struct binder_thread *thread, uint32_t cmd);
+void sp_probe_binder_free(void *d, struct binder_transaction *t);
 
 /* ---- scheduler helpers (superpass_sched.c) ---- */
 void sp_sched_init(void);

@@ -162,7 +162,10 @@ s32 sp_wait_owner_now(u64 *lock)
 	if (kind == SP_KIND_MUTEX)
 		return sp_owner_tid(atomic_long_read(&((struct mutex *)(unsigned long)*lock)->owner),
 				    SP_MUTEX_FLAGS);
-	return sp_rwsem_writer((struct rw_semaphore *)(unsigned long)*lock);
+	if (kind == SP_KIND_RWSEM_READ || kind == SP_KIND_RWSEM_WRITE)
+		return sp_rwsem_writer((struct rw_semaphore *)(unsigned long)*lock);
+	/* A binder call's id is no address: nothing to read. */
+	return 0;
 }
 
 /*

@@ -355,8 +355,9 @@ pub extern "C" fn sp_hook_wait_start(now: u64, waiter: i32, lock: u64, kind: u32
     }
 }
 
-/// `waiter` starts waiting for rwsem `lock` (a `LockKind`), whose writer is `writer` (0: none)
-/// and whose readers, as the module's reader record saw them enter, are `readers[..n]`.
+/// `waiter` starts waiting for `lock` (a `LockKind`) with holders the engine may not know yet:
+/// an rwsem's writer (`writer`, 0: none) and the readers the module's reader record saw enter
+/// (`readers[..n]`), or a binder call's server thread and the busy threads of its pool.
 ///
 /// # Safety
 ///
@@ -387,6 +388,18 @@ pub unsafe extern "C" fn sp_hook_rwsem_wait_start(
 #[no_mangle]
 pub extern "C" fn sp_hook_wait_finish(now: u64, waiter: i32, lock: u64) {
     hooks::lock_event(now, Event::WaitFinish { waiter, lock });
+}
+
+/// Server thread `server` replied to the binder call `lock` from `caller`, and the reply woke it.
+#[no_mangle]
+pub extern "C" fn sp_hook_binder_reply(now: u64, lock: u64, server: i32, caller: i32) {
+    hooks::lock_events(now, &Event::from_hook_binder_reply(lock, server, caller));
+}
+
+/// The binder call `lock` from `caller` is freed (`Event::CallFreed`).
+#[no_mangle]
+pub extern "C" fn sp_hook_binder_freed(now: u64, lock: u64, caller: i32) {
+    hooks::lock_event(now, Event::CallFreed { lock, caller });
 }
 
 /// `tid` acquired (or released) `lock` as its owner: a mutex, or an rwsem as writer.

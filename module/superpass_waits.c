@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * superpass_waits.c: the lock-free record of mutex and rwsem waits in progress.
+ * superpass_waits.c: the lock-free record of mutex and rwsem waits and
+ * synchronous binder calls in progress.
  *
  * The wait probes send a wait to the engine only if its waiter may matter
  * (critical, boosted or waiting: sp_may_matter()). A task that started
@@ -20,7 +21,10 @@
  * another task's wait never dereferences the lock: the owner is the one the
  * lock named when the wait began, and a stale one is bounded by the grant
  * budget like any blocker. Only the waiter itself, which is inside the lock's
- * slow path until its entry goes, reads the lock again (sp_wait_current()).
+ * slow path until its entry goes, reads the lock again (sp_wait_current()),
+ * and only a mutex or rwsem: a binder call's lock is its id, no address
+ * (superpass_binder.c); its caller's entry names the call when the reply is
+ * received, which names only the reply.
  */
 #include <linux/atomic.h>
 #include <linux/compiler.h>

@@ -17,7 +17,9 @@ use super::pushes::{Pushed, Pushes};
 use super::stats::{Counter, Stats, HIST_BUCKETS, NUM_COUNTERS};
 use super::tunables::{Tunables, MAX_CRITICAL, NUM_TUNABLES};
 use super::wakes::{Wake, WakesInFlight, WAKES_IN_FLIGHT};
-use super::{futex_wait_lock, lock_lane, Cpu, LockId, LockKind, Nanos, Role, Tid};
+use super::{
+    futex_wait_lock, is_binder_txn_lock, lock_lane, Cpu, LockId, LockKind, Nanos, Role, Tid,
+};
 
 /// The tasks a lock wait boosted, which the platform must locate with [`Engine::enqueue`] if
 /// they are already on a runqueue (their enqueue happened before they were boosted).

@@ -74,6 +74,15 @@ pub enum Event<'a> {
         /// The lock.
         lock: LockId,
     },
+    /// The binder call `lock` from `caller` is freed. Unless a reply woke the caller (which
+    /// then ends its wait itself, as it receives the reply: the free comes first, in the
+    /// server's context), the call ended without one and so does its wait.
+    CallFreed {
+        /// The call.
+        lock: LockId,
+        /// The thread that made it.
+        caller: Tid,
+    },
     /// `tid` became the owner of `lock` (mutex, futex, rwsem writer).
     OwnerAcquired {
         /// The lock.
@@ -362,6 +371,30 @@ impl Event<'_> {
         }
     }
 
+    /// The binder reply hook's events, in order: server thread `server` replied to the call
+    /// `lock` from `caller`, whom the reply just woke. The server's hold of the call ends, and
+    /// the reply wakes the caller as a release wakes a lock's waiter: it gets its wake turn,
+    /// which lasts until it receives the reply ([`Event::from_hook_binder_received`]).
+    pub fn from_hook_binder_reply(lock: LockId, server: Tid, caller: Tid) -> [Self; 2] {
+        [
+            Self::OwnerReleased { lock, tid: server },
+            Self::WaiterWoken {
+                lock,
+                tid: caller,
+                waker: server,
+            },
+        ]
+    }
+
+    /// The binder receive hook's event: `caller` received the reply to its call `lock`, in its
+    /// own context, so its wait ends now that it runs.
+    pub fn from_hook_binder_received(caller: Tid, lock: LockId) -> Self {
+        Self::WaitFinish {
+            waiter: caller,
+            lock,
+        }
+    }
+
     /// The owner hooks' event (mutex start-time and unlock, rwsem writer owned and cleared).
     pub fn from_hook_owner(lock: LockId, tid: Tid, acquired: bool) -> Self {
         if acquired {
@@ -487,6 +520,10 @@ impl<O: Observer> Engine<O> {
             } => self.asleep_wait(now, waiter, lock, kind, owner, readers),
             Event::WaitFinish { waiter, lock } => {
                 self.wait_finish(now, waiter, lock);
+                Answer::None
+            }
+            Event::CallFreed { lock, caller } => {
+                self.call_freed(now, lock, caller);
                 Answer::None
             }
             Event::OwnerAcquired { lock, tid } => {

@@ -167,6 +167,11 @@ pub const fn binder_txn_lock(debug_id: u32) -> LockId {
 /// The tag of [`binder_txn_lock`] ids ("SPBD" in the top 32 bits).
 pub const BINDER_TXN_LOCK_TAG: LockId = 0x5350_4244 << 32;
 
+/// Whether `lock` is a [`binder_txn_lock`] id.
+pub const fn is_binder_txn_lock(lock: LockId) -> bool {
+    lock >> 32 == BINDER_TXN_LOCK_TAG >> 32
+}
+
 /// What a critical thread does for the user; the role is reported, not weighted, by the policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]

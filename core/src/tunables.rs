@@ -24,6 +24,10 @@ pub const MAX_QUEUE: usize = 16;
 /// How many entries of a futex hash-bucket chain a futex wake examines for tracked waiters of
 /// the woken futex (the chain is walked under the bucket's spinlock, so the walk is bounded).
 pub const MAX_FUTEX_SCAN: usize = 8;
+/// How many threads of a binder server's pool a queued critical call examines for busy ones
+/// (the pool's thread tree is walked under the pool's spinlock, so the walk is bounded); the
+/// busy threads found, at most `max_pool_candidates` of them, become the call's blockers.
+pub const MAX_POOL_SCAN: usize = 16;
 /// [`lock_lane`](super::lock_lane) takes a lock's address in units of `1 << LOCK_LANE_SHIFT`
 /// bytes (a cache line), so that two locks in one structure share a lane only if they share a
 /// line.
@@ -38,7 +42,8 @@ pub const READER_TABLE_SETS: usize = 128;
 /// Entries per set of the module's reader record (see [`READER_TABLE_SETS`]): the most readers
 /// of one rwsem it can name at a wait start.
 pub const READER_TABLE_WAYS: usize = 16;
-/// The module's lock-free record of the mutex and rwsem waits in progress: `WAIT_TABLE_SLOTS`
+/// The module's lock-free record of the mutex and rwsem waits (and synchronous binder calls) in
+/// progress: `WAIT_TABLE_SLOTS`
 /// entries, each (TID, lock, kind, owner at the wait's start), picked by TID. Every such wait
 /// writes its waiter's entry while a critical thread is registered, untracked waiters' too, and
 /// clears it as it ends, without the engine lock. A blocker granted while already asleep in one
@@ -221,6 +226,13 @@ tunables! {
         max: 1,
         unit: "flag",
         doc: "1: the rwsem reader probes stay attached while any critical thread is registered, so a critical writer's first wait of a contention episode sees the readers that entered before it; 0: only while a tracked rwsem wait needs them (and probe_linger_ns after), which spares every down_read and page fault their cost while nothing contends, but misses readers that entered before the episode's first wait.",
+    },
+    max_pool_candidates: u32 = {
+        default: 2,
+        min: 0,
+        max: MAX_READERS as u64,
+        unit: "threads",
+        doc: "When a critical thread's synchronous binder call finds no free thread in the server's pool and is queued, how many of the pool's busy threads become its blockers until one takes the call (they are the call's readers, so max_readers bounds them too; 0: none).",
     },
 }
 

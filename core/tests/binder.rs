@@ -56,6 +56,54 @@ fn a_call_a_server_thread_took_boosts_it_until_the_reply() {
 }
 
 #[test]
+fn the_reply_wakes_the_caller_into_a_wake_turn_that_lasts_until_it_receives_the_reply() {
+    let mut e = engine();
+    boosted(&mut e, MS, call(T, 7, Some(S)));
+    let lock = binder_txn_lock(7);
+    // The reply's wakeup queues the caller first (a critical thread in a wait: reported).
+    let queued = Event::Enqueue {
+        cpu: 0,
+        tid: T,
+        handle: 0,
+        curr: S,
+    };
+    // It joins a runqueue inside a wait no reported release woke, which alone gives it its
+    // wake turn (the reply's wakeup comes before the reply hook); the reply's events keep it.
+    e.handle(2 * MS, queued);
+    assert!(e.is_boosted(T));
+    for ev in Event::from_hook_binder_reply(lock, S, T) {
+        e.handle(2 * MS, ev);
+    }
+    assert!(!e.is_boosted(S));
+    assert!(e.is_boosted(T));
+    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    ok(&e);
+    // The server frees the call right after its reply: the caller has not run yet, and its
+    // turn lasts.
+    e.handle(2 * MS, Event::CallFreed { lock, caller: T });
+    assert!(e.is_boosted(T));
+    assert!(e.detector().wait_of(T).is_some());
+    ok(&e);
+    // It runs and receives the reply: its wait, and its turn, are over.
+    e.handle(3 * MS, Event::from_hook_binder_received(T, lock));
+    assert!(e.detector().wait_of(T).is_none());
+    assert!(!e.is_boosted(T));
+    ok(&e);
+}
+
+#[test]
+fn a_call_freed_without_a_reply_ends_its_wait_at_the_free() {
+    let mut e = engine();
+    boosted(&mut e, MS, call(T, 15, Some(S)));
+    // The server died: binder fails the call and frees it; no reply wakes the caller.
+    let lock = binder_txn_lock(15);
+    e.handle(2 * MS, Event::CallFreed { lock, caller: T });
+    assert!(e.detector().wait_of(T).is_none());
+    assert!(!e.is_boosted(S));
+    ok(&e);
+}
+
+#[test]
 fn a_queued_call_boosts_the_busy_pool_threads_until_one_takes_it() {
     let mut e = engine();
     let lock = binder_txn_lock(8);
@@ -109,23 +157,6 @@ fn the_server_thread_s_own_lock_wait_chains_to_the_holder() {
         },
     );
     assert!(!e.is_boosted(400) && e.is_boosted(S));
-    ok(&e);
-}
-
-#[test]
-fn a_call_freed_without_a_reply_ends_the_edge() {
-    let mut e = engine();
-    boosted(&mut e, MS, call(T, 10, Some(S)));
-    // The server's process died: binder frees the transaction, and the caller's wait ends
-    // with it, reply or none.
-    e.handle(
-        2 * MS,
-        Event::WaitFinish {
-            waiter: T,
-            lock: binder_txn_lock(10),
-        },
-    );
-    assert!(!e.is_boosted(S));
     ok(&e);
 }
 

@@ -19,9 +19,9 @@
 /* abi::MAX_CRITICAL_ENTRIES. */
 #define SP_MAX_CRITICAL 32
 /* abi::TUNABLE_SLOTS. */
-#define SP_TUNABLE_SLOTS 16
+#define SP_TUNABLE_SLOTS 32
 /* tunables::NUM_TUNABLES. */
-#define SP_NUM_TUNABLES 15
+#define SP_NUM_TUNABLES 16
 /* stats::NUM_COUNTERS. */
 #define SP_NUM_COUNTERS 48
 /* stats::HIST_BUCKETS. */
@@ -133,7 +133,7 @@ _Static_assert(sizeof(struct sp_enable) == 16, "abi::Enable size");
 _Static_assert(__builtin_offsetof(struct sp_enable, hdr) == 0, "abi::Enable::hdr");
 _Static_assert(__builtin_offsetof(struct sp_enable, enabled) == 8, "abi::Enable::enabled");
 _Static_assert(__builtin_offsetof(struct sp_enable, reserved) == 12, "abi::Enable::reserved");
-_Static_assert(sizeof(struct sp_tunables) == 144, "abi::TunablesMsg size");
+_Static_assert(sizeof(struct sp_tunables) == 272, "abi::TunablesMsg size");
 _Static_assert(__builtin_offsetof(struct sp_tunables, hdr) == 0, "abi::TunablesMsg::hdr");
 _Static_assert(__builtin_offsetof(struct sp_tunables, count) == 8, "abi::TunablesMsg::count");
 _Static_assert(__builtin_offsetof(struct sp_tunables, reserved) == 12, "abi::TunablesMsg::reserved");
@@ -170,8 +170,8 @@ _Static_assert(SP_SET_CRITICAL == 0x4118B502u, "abi::SET_CRITICAL");
 _Static_assert(SP_ADD_CRITICAL == 0x4010B503u, "abi::ADD_CRITICAL");
 _Static_assert(SP_REMOVE_CRITICAL == 0x4010B504u, "abi::REMOVE_CRITICAL");
 _Static_assert(SP_SET_ENABLED == 0x4010B505u, "abi::SET_ENABLED");
-_Static_assert(SP_GET_TUNABLES == 0xC090B506u, "abi::GET_TUNABLES");
-_Static_assert(SP_SET_TUNABLES == 0x4090B507u, "abi::SET_TUNABLES");
+_Static_assert(SP_GET_TUNABLES == 0xC110B506u, "abi::GET_TUNABLES");
+_Static_assert(SP_SET_TUNABLES == 0x4110B507u, "abi::SET_TUNABLES");
 _Static_assert(SP_GET_STATS == 0xF3C0B508u, "abi::GET_STATS");
 _Static_assert(SP_RESET_STATS == 0x4008B509u, "abi::RESET_STATS");
 _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
@@ -201,7 +201,8 @@ _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 	X(11, BOOST_UCLAMP_MIN, "boost_uclamp_min", 1024ULL, 0ULL, 1024ULL, "capacity") \
 	X(12, WAKE_SLICE_NS, "wake_slice_ns", 1000000ULL, 0ULL, 20000000ULL, "ns") \
 	X(13, PUSH_MIN_PRIO, "push_min_prio", 121ULL, 100ULL, 140ULL, "prio") \
-	X(14, READERS_WHILE_CRITICAL, "readers_while_critical", 1ULL, 0ULL, 1ULL, "flag")
+	X(14, READERS_WHILE_CRITICAL, "readers_while_critical", 1ULL, 0ULL, 1ULL, "flag") \
+	X(15, MAX_POOL_CANDIDATES, "max_pool_candidates", 2ULL, 0ULL, 8ULL, "threads")
 
 enum sp_tunable {
 	SP_TUNABLE_MAX_CRITICAL = 0,
@@ -219,6 +220,7 @@ enum sp_tunable {
 	SP_TUNABLE_WAKE_SLICE_NS = 12,
 	SP_TUNABLE_PUSH_MIN_PRIO = 13,
 	SP_TUNABLE_READERS_WHILE_CRITICAL = 14,
+	SP_TUNABLE_MAX_POOL_CANDIDATES = 15,
 };
 
 /*
@@ -326,7 +328,7 @@ enum sp_counter {
  * Mechanisms (abi::mech, abi::MECH_NAMES): bits of the active_mask fields:
  * X(bit, NAME, "name").
  */
-#define SP_NUM_MECHS 18
+#define SP_NUM_MECHS 19
 #define SP_MECH_MUTEX_WAIT (1ULL << 0)
 #define SP_MECH_RWSEM_READ_WAIT (1ULL << 1)
 #define SP_MECH_RWSEM_WRITE_WAIT (1ULL << 2)
@@ -345,6 +347,7 @@ enum sp_counter {
 #define SP_MECH_PI_FUTEX (1ULL << 15)
 #define SP_MECH_UCLAMP (1ULL << 16)
 #define SP_MECH_MISFIT (1ULL << 17)
+#define SP_MECH_BINDER (1ULL << 18)
 #define SP_MECHS(X) \
 	X(0, MUTEX_WAIT, "mutex_wait") \
 	X(1, RWSEM_READ_WAIT, "rwsem_read_wait") \
@@ -363,7 +366,8 @@ enum sp_counter {
 	X(14, FUTEX_WOKEN, "futex_woken") \
 	X(15, PI_FUTEX, "pi_futex") \
 	X(16, UCLAMP, "uclamp") \
-	X(17, MISFIT, "misfit")
+	X(17, MISFIT, "misfit") \
+	X(18, BINDER, "binder")
 
 /*
  * Lock kinds (LockKind), as the wait hooks and the superpass_block
@@ -402,6 +406,7 @@ static const char *const sp_tunable_names[SP_NUM_TUNABLES] = {
 	[SP_TUNABLE_WAKE_SLICE_NS] = "wake_slice_ns",
 	[SP_TUNABLE_PUSH_MIN_PRIO] = "push_min_prio",
 	[SP_TUNABLE_READERS_WHILE_CRITICAL] = "readers_while_critical",
+	[SP_TUNABLE_MAX_POOL_CANDIDATES] = "max_pool_candidates",
 };
 static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_CRITICAL_WAITS] = "critical_waits",
@@ -470,6 +475,7 @@ static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"pi_futex",
 	"uclamp",
 	"misfit",
+	"binder",
 };
 #endif /* !__KERNEL__ */
 

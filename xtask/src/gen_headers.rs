@@ -640,6 +640,16 @@ fn module_consts() -> String {
     );
     let _ = writeln!(
         o,
+        "/* Binder pool threads a queued call examines (tunables::MAX_POOL_SCAN). */\n#define SP_MAX_POOL_SCAN {}\n",
+        superpass_core::tunables::MAX_POOL_SCAN
+    );
+    let _ = writeln!(
+        o,
+        "/* A binder transaction's lock id is SP_BINDER_TXN_LOCK_TAG | its debug_id (superpass_core::binder_txn_lock). */\n#define SP_BINDER_TXN_LOCK_TAG 0x{:x}ULL\n",
+        superpass_core::BINDER_TXN_LOCK_TAG
+    );
+    let _ = writeln!(
+        o,
         "/* The lock-free rwsem reader record (tunables::READER_TABLE_SETS, _WAYS). */\n#define SP_READER_TABLE_SETS {}\n#define SP_READER_TABLE_WAYS {}\n",
         superpass_core::tunables::READER_TABLE_SETS,
         superpass_core::tunables::READER_TABLE_WAYS

@@ -1216,7 +1216,7 @@ mod tests {
         assert!(all
             .iter()
             .any(|t| t.name == "hooks-fire" && t.boot == "hooktest"));
-        let some = select_tests(Some("binder")).unwrap();
+        let some = select_tests(Some("binderfs")).unwrap();
         assert_eq!(some.len(), 1);
     }
 }

@@ -43,9 +43,15 @@ pub const UCLAMP: u64 = 1 << 16;
 /// off the fast CPUs is marked misfit, and load balancing keeps it, running, off the
 /// critical threads' CPUs.
 pub const MISFIT: u64 = 1 << 17;
+/// `android_vh_binder_proc_transaction_finish`, `android_vh_binder_set_priority`,
+/// `android_vh_binder_restore_priority`, `android_vh_binder_transaction_received` and
+/// `android_vh_free_oem_binder_struct`: a critical
+/// thread's synchronous binder call is a wait on the server thread that takes it, or on the
+/// pool's busy threads while it is queued.
+pub const BINDER: u64 = 1 << 18;
 
 /// Names of the mechanism bits, by bit number.
-pub const MECH_NAMES: [&str; 18] = [
+pub const MECH_NAMES: [&str; 19] = [
     "mutex_wait",
     "rwsem_read_wait",
     "rwsem_write_wait",
@@ -64,4 +70,5 @@ pub const MECH_NAMES: [&str; 18] = [
     "pi_futex",
     "uclamp",
     "misfit",
+    "binder",
 ];

@@ -15,7 +15,7 @@ use super::{
 /// The most entries a [`CriticalList`] carries.
 pub const MAX_CRITICAL_ENTRIES: usize = MAX_CRITICAL;
 /// The tunable slots a [`TunablesMsg`] carries (room to grow past [`NUM_TUNABLES`]).
-pub const TUNABLE_SLOTS: usize = 16;
+pub const TUNABLE_SLOTS: usize = 32;
 
 const _: () = assert!(NUM_TUNABLES <= TUNABLE_SLOTS);
 

@@ -267,6 +267,18 @@ impl<O: Observer> Engine<O> {
         self.detector.wait_finish(waiter);
     }
 
+    /// The binder call `lock` from `caller` is freed: its wait ends, unless a reply woke the
+    /// caller, whose receipt of the reply ends it (see [`Event::CallFreed`](super::super::Event::CallFreed)).
+    pub(crate) fn call_freed(&mut self, now: Nanos, lock: LockId, caller: Tid) {
+        let replied = self
+            .detector
+            .wait_of(caller)
+            .is_some_and(|w| w.lock == lock && w.woken);
+        if !replied {
+            self.wait_finish(now, caller, lock);
+        }
+    }
+
     /// Ends the grants a woken waiter got for `lock` once its wait is over, unless it holds the
     /// lock by now: an acquire reported after the wait (the mutex order) grants it again.
     #[cold]
@@ -747,10 +759,18 @@ impl<O: Observer> Engine<O> {
     /// acquire and release events only while tracked waits are on it (those whose bit is set in
     /// [`Engine::lock_lanes`]). Ignored while such waits exist: the engine's record is current.
     pub(crate) fn lock_seen(&mut self, now: Nanos, lock: LockId, owner: Tid, readers: &[Tid]) {
-        if self.enabled {
-            self.detector
-                .lock_seen(now, lock, owner, readers, &mut self.stats);
+        if !self.enabled {
+            return;
         }
+        // A queued binder call's readers are the server pool's busy threads, a bounded few.
+        let readers = if is_binder_txn_lock(lock) {
+            let n = readers.len().min(self.tun.max_pool_candidates as usize);
+            readers.get(..n).unwrap_or(&[])
+        } else {
+            readers
+        };
+        self.detector
+            .lock_seen(now, lock, owner, readers, &mut self.stats);
     }
 
     /// `waiter`, just boosted while asleep, has been waiting on `lock` since before it mattered,
