@@ -238,12 +238,12 @@ int main(int argc, char **argv)
 		CHECK(io(SP_SET_TUNABLES, &u) == -EINVAL, "budget 1 ns -> EINVAL");
 		u = t;
 		u.hdr = SP_HDR(struct sp_tunables);
-		u.values[15] = 1;
+		u.values[SP_NUM_TUNABLES] = 1;
 		CHECK(io(SP_SET_TUNABLES, &u) == -EINVAL, "unused slot -> EINVAL");
 		u = t;
 		u.hdr = SP_HDR(struct sp_tunables);
-		u.count = 17;
-		CHECK(io(SP_SET_TUNABLES, &u) == -E2BIG, "count 17 -> E2BIG");
+		u.count = SP_TUNABLE_SLOTS + 1;
+		CHECK(io(SP_SET_TUNABLES, &u) == -E2BIG, "count past the slots -> E2BIG");
 	}
 
 	/* Stats. */
