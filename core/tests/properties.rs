@@ -376,36 +376,15 @@ impl Harness {
                 }
                 self.w.curr[cpu as usize] = got.unwrap_or(fair_next);
                 // The pick charged the task that ran: grants due then are placed, as the module
-                // does (it picks again; the model's next pick does). The model keeps no wait
-                // records: the platform reads no lock.
-                let regrant = Event::Regrant {
-                    curr: prev,
-                    lock: 0,
-                    owner: 0,
-                };
-                let a = self.e.handle(now, regrant);
-                for &b in a.newly_boosted() {
-                    if let Some(&c) = self.w.rq.get(&b) {
-                        self.e.enqueue(now, c, b);
-                    }
-                }
+                // does (it picks again; the model's next pick does).
+                self.regrant(now, prev);
             }
             Op::Tick { cpu } => {
                 let curr = self.w.curr[cpu as usize];
                 // A tick may end a bound, and grants due then are made: place them as the
                 // module does.
                 self.e.handle(now, Event::Tick { cpu, curr });
-                let regrant = Event::Regrant {
-                    curr,
-                    lock: 0,
-                    owner: 0,
-                };
-                let a = self.e.handle(now, regrant);
-                for &b in a.newly_boosted() {
-                    if let Some(&c) = self.w.rq.get(&b) {
-                        self.e.enqueue(now, c, b);
-                    }
-                }
+                self.regrant(now, curr);
             }
             Op::Critical { t, add } => {
                 if add {
@@ -509,6 +488,22 @@ impl Harness {
     }
 
     /// A waiter finishes its wait in its own context: it is on a runqueue (woken) by then.
+    /// The grants due after a tick or pick that charged `curr`, placed where the model has
+    /// their tasks queued. The model keeps no wait records: the platform reads no lock.
+    fn regrant(&mut self, now: u64, curr: Tid) {
+        let ev = Event::Regrant {
+            curr,
+            lock: 0,
+            owner: 0,
+        };
+        let a = self.e.handle(now, ev);
+        for &b in a.newly_boosted() {
+            if let Some(&c) = self.w.rq.get(&b) {
+                self.e.enqueue(now, c, b);
+            }
+        }
+    }
+
     fn runnable(&mut self, now: u64, t: Tid) {
         if let std::collections::btree_map::Entry::Vacant(v) = self.w.rq.entry(t) {
             let cpu = t.unsigned_abs() % CPUS;

@@ -278,17 +278,11 @@ static void *critical(void *arg)
 
 	mode_variant(mode_name, &nice);
 	set_nice(nice);
-	if (mode_is(mode_name, "on")) {
-		struct sp_critical_one c = { SP_HDR(struct sp_critical_one),
-					     { (int32_t)syscall(SYS_gettid), SP_ROLE_UI } };
-
-		if (sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL"))
-			exit(2);
-	}
+	if (mode_is(mode_name, "on") && sp_critical_self(1))
+		exit(2);
 	atomic_store(&critical_ready, 1);
 	while (!atomic_load(&stop_mode)) {
 		uint64_t t, next = now_ns() + period_us * 1000ULL, w;
-		struct timespec ts;
 
 		/* The itemizer (superpass-trace) reads each call as a wait between these marks. */
 		mark("B|%ld|lockwait:binder\n", syscall(SYS_gettid));
@@ -304,15 +298,10 @@ static void *critical(void *arg)
 
 		if (i < MAX_SAMPLES)
 			samples[i] = w;
-		ts.tv_sec = next / 1000000000ULL;
-		ts.tv_nsec = next % 1000000000ULL;
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		sleep_until_mono(next);
 	}
-	if (mode_is(mode_name, "on")) {
-		struct sp_tid t = { SP_HDR(struct sp_tid), (int32_t)syscall(SYS_gettid), 0 };
-
-		sp_ioctl(SP_REMOVE_CRITICAL, &t, "REMOVE_CRITICAL");
-	}
+	if (mode_is(mode_name, "on"))
+		sp_critical_self(0);
 	return NULL;
 }
 
@@ -418,13 +407,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "-D BINDERFS is required; -s chain or pool\n");
 		return 2;
 	}
-	spfd = open("/dev/superpass", O_RDWR);
-	tfd = open("/dev/superpass-test", O_RDWR);
-	if (spfd < 0 || tfd < 0) {
-		perror("open /dev/superpass{,-test} (load superpass.ko and sp_testdev.ko)");
-		return 2;
-	}
-	if (make_device(binderfs))
+	if (sp_open_devices() || make_device(binderfs))
 		return 2;
 	calibrate();
 	pool_nice = strcmp(scenario, "chain") ? 10 : -10;

@@ -92,6 +92,41 @@ static __attribute__((unused)) int sp_get_stats(struct sp_stats *s)
 	return sp_ioctl(SP_GET_STATS, s, "GET_STATS");
 }
 
+/* Registers the calling thread as a critical UI thread (@add), or removes it. */
+static __attribute__((unused)) int sp_critical_self(int add)
+{
+	int32_t tid = (int32_t)syscall(SYS_gettid);
+
+	if (add) {
+		struct sp_critical_one c = { SP_HDR(struct sp_critical_one), { tid, SP_ROLE_UI } };
+
+		return sp_ioctl(SP_ADD_CRITICAL, &c, "ADD_CRITICAL");
+	}
+	struct sp_tid t = { SP_HDR(struct sp_tid), tid, 0 };
+
+	return sp_ioctl(SP_REMOVE_CRITICAL, &t, "REMOVE_CRITICAL");
+}
+
+/* Opens /dev/superpass and /dev/superpass-test into spfd and tfd; nonzero on failure. */
+static __attribute__((unused)) int sp_open_devices(void)
+{
+	spfd = open("/dev/superpass", O_RDWR);
+	tfd = open("/dev/superpass-test", O_RDWR);
+	if (spfd < 0 || tfd < 0) {
+		perror("open /dev/superpass{,-test} (load superpass.ko and sp_testdev.ko)");
+		return -1;
+	}
+	return 0;
+}
+
+/* Sleeps until @at (ns, CLOCK_MONOTONIC): a periodic loop's next start. */
+static __attribute__((unused)) void sleep_until_mono(uint64_t at)
+{
+	struct timespec ts = { .tv_sec = at / 1000000000ULL, .tv_nsec = at % 1000000000ULL };
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
 static __attribute__((unused)) int lock_op(uint32_t op, uint32_t hold_us, uint64_t *wait_ns)
 {
 	struct spt_lock l = { .op = op, .hold_us = hold_us };

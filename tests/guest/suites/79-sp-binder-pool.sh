@@ -6,15 +6,5 @@
 # mechanism is live and every on mode tracked the calls and granted; the p99.9 cut is
 # reported, not judged yet (docs/module.md).
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
-[ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
-[ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
-mkdir -p /dev/binderfs
-grep -q ' /dev/binderfs ' /proc/mounts || mount -t binder binder /dev/binderfs || exit 1
-secs=$(sed -n 's/.*sp\.secs=\([0-9]*\).*/\1/p' /proc/cmdline)
-sp-binder-chain -D /dev/binderfs -s pool -m off,on,off_n10,on_n10 -d ${secs:-10} -H 4 -w 500 \
-	-p 1000 > /tmp/bpool.out 2>&1
-rc=$?
-grep -v '^M \|^SPTRACE ' /tmp/bpool.out
-grep '^SPTRACE ' /tmp/bpool.out
-grep '^M ' /tmp/bpool.out | cut -c3- >> "$SPTEST_METRICS"
-exit $rc
+. /lib/sptest/binder.sh
+sp_binder_suite pool
