@@ -45,8 +45,10 @@ static bool sp_binder_may_matter(const struct binder_transaction *t)
 /*
  * The busy threads of @proc's pool: at most @max of the first
  * SP_MAX_POOL_SCAN threads of its tree that serve a call now (the call on
- * top of their stack is one they took). Called with proc->inner_lock held,
- * which guards the tree and every thread's transaction_stack.
+ * top of their stack is one they took) or were handed one they have not read
+ * yet (woken with work on their own todo list, still waiting for a CPU: the
+ * queued call waits for that one first). Called with proc->inner_lock held,
+ * which guards the tree, every thread's todo list and transaction_stack.
  */
 static u32 sp_binder_busy_pool(struct binder_proc *proc, s32 *out, u32 max)
 {
@@ -58,7 +60,10 @@ static u32 sp_binder_busy_pool(struct binder_proc *proc, s32 *out, u32 max)
 		struct binder_thread *th = rb_entry(n, struct binder_thread, rb_node);
 		struct binder_transaction *top = th->transaction_stack;
 
-		if (top && READ_ONCE(top->to_thread) == th && th->task)
+		bool serving = top && READ_ONCE(top->to_thread) == th;
+		bool handed = th->process_todo && !list_empty(&th->todo);
+
+		if ((serving || handed) && th->task)
 			out[found++] = th->task->pid;
 	}
 	return found;

@@ -104,6 +104,45 @@ fn a_call_freed_without_a_reply_ends_its_wait_at_the_free() {
 }
 
 #[test]
+fn the_free_of_another_call_the_thread_made_leaves_its_wait_alone() {
+    let mut e = engine();
+    boosted(&mut e, MS, call(T, 16, Some(S)));
+    // S waits on a kernel mutex that a nice-19 thread holds: a chain link.
+    e.handle(
+        MS,
+        Event::WaitStart {
+            waiter: S,
+            lock: L1,
+            kind: LockKind::Mutex,
+            owner: Some(400),
+            cpu: 1,
+        },
+    );
+    assert!(e.is_boosted(400));
+    // The caller of S's last reply read it, and binder frees that reply, which S made.
+    e.handle(
+        2 * MS,
+        Event::CallFreed {
+            lock: binder_txn_lock(12),
+            caller: S,
+        },
+    );
+    assert_eq!(e.detector().wait_of(S).map(|w| w.lock), Some(L1));
+    assert!(e.is_boosted(400), "the chain holds");
+    // T's own older call, freed late, ends nothing either.
+    e.handle(
+        2 * MS,
+        Event::CallFreed {
+            lock: binder_txn_lock(11),
+            caller: T,
+        },
+    );
+    assert!(e.detector().wait_of(T).is_some());
+    assert!(e.is_boosted(S));
+    ok(&e);
+}
+
+#[test]
 fn a_queued_call_boosts_the_busy_pool_threads_until_one_takes_it() {
     let mut e = engine();
     let lock = binder_txn_lock(8);

@@ -270,11 +270,14 @@ impl<O: Observer> Engine<O> {
     /// The binder call `lock` from `caller` is freed: its wait ends, unless a reply woke the
     /// caller, whose receipt of the reply ends it (see [`Event::CallFreed`](super::super::Event::CallFreed)).
     pub(crate) fn call_freed(&mut self, now: Nanos, lock: LockId, caller: Tid) {
-        let replied = self
+        // Only a wait on this very call ends here: binder frees many transactions a thread
+        // made (a reply it sent, once its caller has read it), and the free of one says
+        // nothing about the wait the thread is in now, which may be a lock wait in a chain.
+        let unreplied = self
             .detector
             .wait_of(caller)
-            .is_some_and(|w| w.lock == lock && w.woken);
-        if !replied {
+            .is_some_and(|w| w.lock == lock && !w.woken);
+        if unreplied {
             self.wait_finish(now, caller, lock);
         }
     }
