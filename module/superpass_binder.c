@@ -43,12 +43,20 @@ static bool sp_binder_may_matter(const struct binder_transaction *t)
 }
 
 /*
+ * binder.c's looper states of a pool thread (BINDER_LOOPER_STATE_REGISTERED,
+ * _ENTERED): that enum is private to binder.c.
+ */
+#define SP_BINDER_LOOPER_POOL (0x01 | 0x02)
+
+/*
  * The busy threads of @proc's pool: at most @max of the first
  * SP_MAX_POOL_SCAN threads of its tree that serve a call now (the call on
- * top of their stack is one they took) or were handed one they have not read
- * yet (woken with work on their own todo list, still waiting for a CPU: the
- * queued call waits for that one first). Called with proc->inner_lock held,
- * which guards the tree, every thread's todo list and transaction_stack.
+ * top of their stack is one they took), were handed one they have not read
+ * yet (woken with work on their own todo list, still waiting for a CPU), or
+ * are pool threads on their way back to the pool (not waiting for work: they
+ * replied and have yet to read again). The queued call waits for one of them
+ * to come back for it. Called with proc->inner_lock held, which guards the
+ * tree, every thread's todo list, transaction_stack and waiting_thread_node.
  */
 static u32 sp_binder_busy_pool(struct binder_proc *proc, s32 *out, u32 max)
 {
@@ -62,8 +70,10 @@ static u32 sp_binder_busy_pool(struct binder_proc *proc, s32 *out, u32 max)
 
 		bool serving = top && READ_ONCE(top->to_thread) == th;
 		bool handed = th->process_todo && !list_empty(&th->todo);
+		bool returning = (READ_ONCE(th->looper) & SP_BINDER_LOOPER_POOL) &&
+				 list_empty(&th->waiting_thread_node);
 
-		if ((serving || handed) && th->task)
+		if ((serving || handed || returning) && th->task)
 			out[found++] = th->task->pid;
 	}
 	return found;
