@@ -13,9 +13,11 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::ffi;
+use crate::kernel_platform::{self, Kernel, Kicks};
 use crate::superpass_core::engine::{Observer, RevokeReason};
 use crate::superpass_core::{Cpu, Engine, LockId, LockKind, Nanos, Tid, MAX_CPUS};
 use crate::trace;
+use crate::RqRef;
 
 /// Everything the engine lock protects.
 pub(crate) struct State {
@@ -97,20 +99,22 @@ impl Guard {
         // SAFETY: plain call; it reads the monotonic clock.
         let now = unsafe { ffi::sp_now() };
         let p = self.engine.published(now);
-        // SAFETY: the lock is held (type invariant); the snapshot is stored under it so that
-        // the mirrors never go backwards.
-        unsafe {
-            ffi::sp_publish(
-                p.gates,
-                p.interest_lanes,
-                p.boosted_lanes,
-                p.lock_lanes,
-                p.woken_lanes,
-                p.waiting_lanes,
-                p.probes,
-                p.work_cpus,
-            );
-        }
+        // The lock is held (type invariant).
+        kernel_platform::store(p);
+    }
+
+    /// The engine and the kernel platform for one hook call, both borrowed from this guard;
+    /// the hook holds `rq` locked, if given, and `kicks` collects the CPUs to kick once the
+    /// guard is dropped.
+    pub(crate) fn split<'g>(
+        &'g mut self,
+        rq: Option<RqRef>,
+        kicks: &'g mut Kicks,
+    ) -> (&'g mut Engine<TraceObserver>, Kernel<'g>) {
+        // SAFETY: the engine lock is held while the guard lives (type invariant), and both
+        // values borrow the guard for 'g.
+        let kernel = unsafe { Kernel::new(rq, kicks) };
+        (&mut self.engine, kernel)
     }
 }
 

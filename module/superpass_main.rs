@@ -6,16 +6,15 @@
 //! interface and every `extern "C"` entry point. Each entry point turns its raw arguments into
 //! safe types at once ([`TaskRef`], [`RqRef`]) and calls safe code: [`hooks`] for the vendor-hook
 //! callbacks and [`ioctl`] for `/dev/superpass`. The policy itself is `superpass-core`, included
-//! by path as [`superpass_core`]; this crate only translates hooks into [`Engine`] calls and
-//! applies the answers.
+//! by path as [`superpass_core`]; this crate only turns hooks into events for the glue that
+//! core shares with the simulator (`superpass_core::platform`) and answers the glue's questions
+//! through [`kernel_platform::Kernel`].
 //!
 //! The C companion (`superpass_hooks.c`, `superpass_lock.c`, `superpass_sched.c`,
 //! `superpass_dev.c`) registers the misc device and the vendor hooks, reads
 //! lock owners and scheduler internals, kicks CPUs, owns the engine's raw spinlock and defines
 //! the `superpass:*` tracepoints. The guest tests' lock device is a module of its own
 //! (vm/test-modules/sp-testdev).
-//!
-//! [`Engine`]: superpass_core::Engine
 
 use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
 use core::ptr::NonNull;
@@ -28,10 +27,11 @@ pub mod superpass_core;
 
 mod hooks;
 mod ioctl;
+mod kernel_platform;
 mod state;
 mod trace;
 
-use superpass_core::{abi, Answer, Event, LockKind, Running, MAX_CPUS};
+use superpass_core::{abi, Answer, Event, Running, MAX_CPUS};
 
 module! {
     type: SuperPassModule,
@@ -99,66 +99,6 @@ mod ffi {
             owner: *mut i32,
             readers: *mut i32,
         ) -> u32;
-    }
-}
-
-/// The lock wait the module's record holds for a task (`superpass_waits.c`): a wait that began
-/// before the task mattered, so that its probe did not report it.
-pub(crate) struct AsleepWait {
-    /// The lock waited on.
-    pub(crate) lock: u64,
-    /// What kind of wait.
-    pub(crate) kind: LockKind,
-    /// The owner the lock named when the wait began (0: none).
-    pub(crate) owner: i32,
-    readers: [i32; superpass_core::tunables::READER_TABLE_WAYS],
-    n: usize,
-}
-
-impl AsleepWait {
-    /// The recorded wait of `tid`, if it has one.
-    pub(crate) fn of(tid: i32) -> Option<Self> {
-        let (mut lock, mut kind, mut owner) = (0u64, 0u32, 0i32);
-        let mut readers = [0i32; superpass_core::tunables::READER_TABLE_WAYS];
-        // SAFETY: every pointer is to a local, and `readers` has room for the
-        // `READER_TABLE_WAYS` TIDs the reader record can name.
-        let n =
-            unsafe { ffi::sp_wait_of(tid, &mut lock, &mut kind, &mut owner, readers.as_mut_ptr()) };
-        if n == 0 {
-            return None;
-        }
-        Some(Self {
-            lock,
-            kind: LockKind::from_u32(kind)?,
-            owner,
-            readers,
-            n: (n as usize - 1).min(readers.len()),
-        })
-    }
-
-    /// The readers the reader record names for an rwsem without a writer; empty otherwise.
-    pub(crate) fn readers(&self) -> &[i32] {
-        self.readers.get(..self.n).unwrap_or(&[])
-    }
-}
-
-/// What a tick or pick reads of the task it charged (`current`), for `Event::Regrant`.
-pub(crate) struct CurrentWait {
-    /// The current task.
-    pub(crate) tid: i32,
-    /// The lock its wait record names, if it may be a woken critical waiter; else 0.
-    pub(crate) lock: u64,
-    /// The owner `lock` names now (a mutex's owner, an rwsem's writer), or 0.
-    pub(crate) owner: i32,
-}
-
-impl CurrentWait {
-    /// Reads it for the current task; call from a tick or a pick, with the engine lock held.
-    pub(crate) fn now() -> Self {
-        let (mut tid, mut lock) = (0i32, 0u64);
-        // SAFETY: both pointers are to locals; the helper reads only `current` and its record.
-        let owner = unsafe { ffi::sp_current_wait(&mut tid, &mut lock) };
-        Self { tid, lock, owner }
     }
 }
 

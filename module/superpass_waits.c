@@ -11,8 +11,9 @@
  * blocker. So while a critical thread is registered every such wait is also
  * written here, SP_WAIT_TABLE_SLOTS entries picked by TID, and cleared as it
  * ends. When the engine boosts a task, the hooks publish the new lanes and
- * then look it up, and report its wait then (hooks.rs, place()): a wait that
- * starts meanwhile is either seen by its probe's lane check or found here.
+ * then look it up, and report its wait then (core/src/platform.rs,
+ * place_boosted()): a wait that starts meanwhile is either seen by its
+ * probe's lane check or found here.
  *
  * An entry is written only by the waiter whose TID it holds: the TID is
  * cleared first and set last, so a reader that finds the same TID before and

@@ -12,10 +12,11 @@
 //! break under `#[path]` inclusion: inside the crate, modules refer to each other with `super::`.
 //!
 //! Time, task identity and CPU are plain integers passed in by the caller (nanoseconds, kernel
-//! TIDs, CPU numbers): the crate never asks the platform for anything.
+//! TIDs, CPU numbers). The engine never asks the platform for anything; the glue in [`platform`]
+//! does, through the small [`platform::Platform`] trait each platform implements once.
 //!
-//! Data flow: platform hooks report [`Event`]s to [`Engine::handle`] (or call the method it
-//! dispatches to) and apply the [`Answer`]; the engine consults [`critical`], feeds the
+//! Data flow: platform hooks report [`Event`]s through the glue in [`platform`], which hands
+//! them to [`Engine::handle`] and applies the [`Answer`]; the engine consults [`critical`], feeds the
 //! [`detector`], turns the blockers it names into grants held by [`fasttrack`], and accounts
 //! everything in [`stats`], all bounded by [`tunables`]. After each call the platform stores
 //! [`Engine::published`], whose [`gates`] and lanes its hooks test lock-free to keep unrelated
@@ -47,6 +48,7 @@ pub mod fasttrack;
 pub mod filter;
 pub mod gates;
 pub mod observer;
+pub mod platform;
 pub mod probes;
 pub mod pushes;
 pub mod stats;

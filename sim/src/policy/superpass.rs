@@ -24,8 +24,11 @@ use crate::sched::{State, World};
 use crate::workload::ThreadRole;
 use std::collections::HashSet;
 use superpass_core::abi::{self, Message, Request};
+use superpass_core::platform::{self, CurrentWait, Handle, Platform, PushView, WaitRecord};
+use superpass_core::tunables::READER_TABLE_WAYS;
 use superpass_core::{
-    gates, Answer, Engine, Event, LockId, Nanos, Observer, RevokeReason, Role, Running, Tid,
+    gates, Answer, Engine, Event, LockId, Nanos, Observer, Published, RevokeReason, Role, Running,
+    Tid, MAX_CPUS,
 };
 
 /// CPU time charged per hook call: LAVD's measured cost of a tracepoint probe (130 ns),
@@ -91,50 +94,17 @@ pub struct SuperPass {
     idx: TidIndex,
     hook_ns: u64,
     calls: u64,
-    /// Where every event handed to the engine goes with its answer, when recording (tests
-    /// compare the simulator's decisions with the module's on the same events).
-    log: Option<EventLog>,
+    /// Sees every event handed to the engine with its answer, when set (tests check the
+    /// simulator's decisions against the module's on the same events).
+    watch: Option<Watch>,
     /// Which user-space locks the device reports.
     device: Device,
     /// The module's on-demand lock-operation probes and its rwsem reader record.
     probes: ProbeView,
 }
 
-/// One input the module gives the engine.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// An event, with the engine's answer.
-    Event(Event<'static>, Answer),
-    /// An rwsem's holders as the module sees them right before a wait on it
-    /// ([`Event::LockSeen`], which borrows them).
-    LockSeen {
-        /// The lock.
-        lock: LockId,
-        /// The writer the owner word names, or 0.
-        owner: Tid,
-        /// The recorded readers (none when there is a writer).
-        readers: Vec<Tid>,
-    },
-    /// A newly boosted task's wait from the module's record of waits in progress
-    /// ([`Event::AsleepWait`], which borrows them), with the engine's answer.
-    AsleepWait {
-        /// The boosted task, asleep in the wait.
-        waiter: Tid,
-        /// The lock.
-        lock: LockId,
-        /// The wait's kind.
-        kind: LockKind,
-        /// The owner the record holds, or 0.
-        owner: Tid,
-        /// The recorded readers (none when there is an owner, or for a mutex).
-        readers: Vec<Tid>,
-        /// The engine's answer.
-        answer: Answer,
-    },
-}
-
-/// A shared record of `(time, step)`, oldest first.
-pub type EventLog = std::sync::Arc<std::sync::Mutex<Vec<(Nanos, Step)>>>;
+/// A watcher of the engine's inputs: `(time, event, answer)` for every call the glue makes.
+pub type Watch = Box<dyn FnMut(Nanos, &Event<'_>, Answer) + Send>;
 
 impl Default for SuperPass {
     fn default() -> Self {
@@ -150,7 +120,7 @@ impl SuperPass {
             idx: TidIndex::default(),
             hook_ns: HOOK_NS,
             calls: 0,
-            log: None,
+            watch: None,
             device: Device::Hinting,
             probes: ProbeView::all_attached(),
         }
@@ -165,10 +135,10 @@ impl SuperPass {
         }
     }
 
-    /// SuperPass that appends every event it hands the engine, with the answer, to `log`.
-    pub fn recording(log: EventLog) -> Self {
+    /// SuperPass that shows `watch` every event the glue hands the engine, with the answer.
+    pub fn watched(watch: Watch) -> Self {
         SuperPass {
-            log: Some(log),
+            watch: Some(watch),
             ..Self::new()
         }
     }
@@ -260,51 +230,30 @@ impl SuperPass {
         }
     }
 
-    /// Hands `ev` to the engine, as the module's hooks do, and records it when asked to.
-    #[inline(always)]
-    fn handle(&mut self, now: Nanos, ev: Event<'static>) -> Answer {
-        let a = self.engine.handle(now, ev);
-        if let Some(log) = &self.log {
-            log.lock()
-                .expect("event log")
-                .push((now, Step::Event(ev, a)));
-        }
-        a
+    /// The engine and the platform for one hook call: the world as the module's C helpers
+    /// would read it, with `current` the task that ran until now on the hook's CPU.
+    fn split<'a>(
+        &'a mut self,
+        w: &'a World,
+        out: &'a mut Vec<Action>,
+        current: Option<TaskIdx>,
+    ) -> (&'a mut Engine<Recorder>, Host<'a>) {
+        let host = Host {
+            w,
+            out,
+            idx: &self.idx,
+            probes: &self.probes,
+            watch: self.watch.as_mut(),
+            current,
+        };
+        (&mut self.engine, host)
     }
 
-    /// Tells the engine an rwsem's holders as the module sees them before a wait on it: the
-    /// writer, or else the readers its record holds.
-    fn lock_seen(&mut self, w: &World, waiter: TaskIdx, lock: u32, writer: Option<TaskIdx>) {
-        let p = self.engine.published(w.now);
-        if p.gates & gates::WAITS == 0 || !lane(p.interest_lanes, Self::tid(w, waiter)) {
-            return; // the probe's gate or lane filter turns it away
-        }
-        let owner = writer.map_or(0, |t| Self::tid(w, t));
-        let readers: Vec<Tid> = if writer.is_some() {
-            Vec::new()
-        } else {
-            self.probes
-                .readers(lock, waiter)
-                .map(|t| Self::tid(w, t))
-                .collect()
-        };
-        let ev = Event::LockSeen {
-            lock: lock_id(lock),
-            owner,
-            readers: &readers,
-        };
-        self.engine.handle(w.now, ev);
-        if let Some(log) = &self.log {
-            let lock = lock_id(lock);
-            log.lock().expect("event log").push((
-                w.now,
-                Step::LockSeen {
-                    lock,
-                    owner,
-                    readers,
-                },
-            ));
-        }
+    /// Whether the module's rwsem wait probe would report the holders it sees before `waiter`'s
+    /// wait: its gate and the waiter's lane in the published snapshot.
+    fn sees_holders(&mut self, now: Nanos, waiter: Tid) -> bool {
+        let p = self.engine.published(now);
+        p.gates & gates::WAITS != 0 && lane(p.interest_lanes, waiter)
     }
 
     /// Whether the module's dequeue probe would report `tid`'s sleep: its gate and its lane
@@ -319,158 +268,6 @@ impl SuperPass {
     fn refresh_probes(&mut self, now: Nanos) {
         let p = self.engine.published(now);
         self.probes.update(now, p.probes, p.probe_recheck_ns);
-    }
-
-    /// The engine's answer to `Event::Pick`, as a task index.
-    fn pick_engine(&mut self, w: &World, cpu: u32, fair_next: Tid) -> Option<TaskIdx> {
-        match self.handle(w.now, Event::Pick { cpu, fair_next }) {
-            Answer::Run { tid, .. } => self.idx.get(&tid).copied(),
-            _ => None,
-        }
-    }
-
-    /// Locates newly boosted tasks that already sit on a runqueue, as the module does when
-    /// it kicks their CPU; reschedules where the engine says so. Inline, so the common case
-    /// (nobody newly boosted) costs no call on every lock event (`Answer::newly_boosted` is
-    /// core's, out of line here).
-    #[inline(always)]
-    fn place(&mut self, w: &World, a: Answer, out: &mut Vec<Action>) {
-        if matches!(a, Answer::Boosted(_)) {
-            self.place_boosted(w, a, out, 0);
-        }
-    }
-
-    /// [`Self::place`] when some task was newly boosted; `depth` counts the asleep waits
-    /// followed so far, as the module's `place` does.
-    #[inline(never)]
-    fn place_boosted(&mut self, w: &World, a: Answer, out: &mut Vec<Action>, depth: usize) {
-        for &b in a.newly_boosted() {
-            let Some(&bi) = self.idx.get(&b) else {
-                continue;
-            };
-            let bt = w.task(bi);
-            if bt.on_rq {
-                let cpu = bt.cpu;
-                if let Some(dst) = self.push(w, bi) {
-                    out.push(Action::Migrate(bi, dst));
-                    continue;
-                }
-                let ev = Event::Enqueue {
-                    cpu,
-                    tid: b,
-                    handle: 0,
-                    curr: Self::curr_tid(w, cpu),
-                };
-                if self.handle(w.now, ev) == Answer::Resched {
-                    out.push(Action::Resched(cpu));
-                }
-            } else if depth < superpass_core::tunables::MAX_DEPTH {
-                self.follow_asleep(w, bi, out, depth);
-            }
-        }
-    }
-
-    /// Where newly boosted task `t`, running or queued, should be pushed now, if anywhere: the
-    /// module offers the engine the idle CPUs the task may use and the fair tasks running on
-    /// the others, read from the runqueues (`module/superpass_push.c`), and moves it with the
-    /// CPU stopper.
-    fn push(&mut self, w: &World, t: TaskIdx) -> Option<u32> {
-        let task = w.task(t);
-        let (cpu, allowed) = (task.cpu, task.allowed);
-        let mut idle = 0u64;
-        let mut others = [Running {
-            cpu: 0,
-            tid: 0,
-            prio: 0,
-        }; 64];
-        let mut n = 0;
-        for (c, rq) in w.rqs.iter().enumerate().take(64) {
-            if c as u32 == cpu || allowed & (1 << c) == 0 {
-                continue;
-            }
-            match rq.curr.map(|r| w.task(r)) {
-                None => idle |= 1 << c,
-                Some(r) if !r.eff.is_rt() => {
-                    others[n] = Running {
-                        cpu: c as u32,
-                        tid: r.tid,
-                        prio: (120 + i32::from(r.eff.nice)) as u32,
-                    };
-                    n += 1;
-                }
-                Some(_) => {}
-            }
-        }
-        let ev = Event::Push {
-            tid: task.tid,
-            handle: u64::from(t) + 1,
-            cpu,
-            running: w.rqs[cpu as usize].curr == Some(t),
-            idle_mask: idle,
-            others: &others[..n],
-        };
-        match self.engine.handle(w.now, ev) {
-            Answer::Place(dst) => Some(dst),
-            _ => None,
-        }
-    }
-
-    /// The task a push's handle names (its index, plus one so that 0 names none).
-    fn task_of_handle(&self, handle: u64) -> Option<TaskIdx> {
-        TaskIdx::try_from(handle.checked_sub(1)?).ok()
-    }
-
-    /// A newly boosted task asleep in a kernel mutex or rwsem wait has that wait reported,
-    /// as the module does from its record of waits in progress (`module/superpass_waits.c`):
-    /// the wait may have begun before the task mattered, when no probe reported it.
-    #[cold]
-    fn follow_asleep(&mut self, w: &World, t: TaskIdx, out: &mut Vec<Action>, depth: usize) {
-        let Some(l) = w.task(t).blocked_on else {
-            return;
-        };
-        if w.lock_vis[l as usize] != Visibility::Kernel {
-            return; // the record holds mutex and rwsem waits only
-        }
-        let lock = &w.locks[l as usize];
-        let kind = match lock {
-            crate::locks::Lock::Rwsem(r) => match r.waiters.iter().find(|q| q.0 == t) {
-                Some(&(_, true)) => LockKind::RwsemRead,
-                Some(_) => LockKind::RwsemWrite,
-                None => return,
-            },
-            _ => LockKind::Mutex,
-        };
-        let owner = Self::opt_tid(w, lock.owner());
-        let tid = Self::tid(w, t);
-        let readers: Vec<Tid> = if owner == 0 && kind != LockKind::Mutex {
-            self.probes.readers(l, t).map(|r| Self::tid(w, r)).collect()
-        } else {
-            Vec::new()
-        };
-        let ev = Event::AsleepWait {
-            waiter: tid,
-            lock: lock_id(l),
-            kind,
-            owner,
-            readers: &readers,
-        };
-        let a = self.engine.handle(w.now, ev);
-        if let Some(log) = &self.log {
-            log.lock().expect("event log").push((
-                w.now,
-                Step::AsleepWait {
-                    waiter: tid,
-                    lock: lock_id(l),
-                    kind,
-                    owner,
-                    readers: readers.clone(),
-                    answer: a,
-                },
-            ));
-        }
-        if matches!(a, Answer::Boosted(_)) {
-            self.place_boosted(w, a, out, depth + 1);
-        }
     }
 
     /// Charges one lock-event hook call on `cpu`.
@@ -497,7 +294,7 @@ impl SuperPass {
     /// The lock task `t`'s wait record names and the owner that lock names now, as the module
     /// reads them (`sp_wait_owner_now`): its mutex or rwsem, with the owner or writer; (0, 0)
     /// for other waits, of which superpass_waits.c keeps no record.
-    fn wait_record(w: &World, t: TaskIdx) -> (LockId, Tid) {
+    fn recorded_lock(w: &World, t: TaskIdx) -> (LockId, Tid) {
         match w.task(t).lock_wait {
             Some(l) if matches!(w.locks[l as usize], Lock::Mutex(_) | Lock::Rwsem(_)) => (
                 lock_id(l),
@@ -507,21 +304,8 @@ impl SuperPass {
         }
     }
 
-    /// The grants due after a tick or pick that charged `t` (the task running until then), with
-    /// its wait record as the module reads it for `current`.
-    fn regrant(&mut self, w: &World, t: Option<TaskIdx>) -> Answer {
-        let (curr, (lock, owner)) =
-            t.map_or((0, (0, 0)), |t| (Self::tid(w, t), Self::wait_record(w, t)));
-        self.handle(w.now, Event::Regrant { curr, lock, owner })
-    }
-
-    /// The task running on CPU `cpu` (0: none), as the module reads it from the runqueue.
-    fn curr_tid(w: &World, cpu: u32) -> Tid {
-        Self::opt_tid(w, w.rqs.get(cpu as usize).and_then(|rq| rq.curr))
-    }
-
-    /// Turns boost changes into trace slices and reschedules where a newly boosted task waits.
-    /// Inline, so the common case (no boost changes) costs no call on every hook.
+    /// Turns boost changes into trace slices and rechecks the probe groups when due. Inline,
+    /// so the common case (no boost changes) costs no call on every hook.
     #[inline(always)]
     fn drain(&mut self, w: &World, out: &mut Vec<Action>) {
         if !self.engine.observer().events.is_empty() {
@@ -529,11 +313,6 @@ impl SuperPass {
         }
         if self.probes.recheck_due(w.now) {
             self.refresh_probes(w.now);
-        }
-        while let Answer::Return { handle, to, .. } = self.engine.handle(w.now, Event::PushBack) {
-            if let Some(t) = self.task_of_handle(handle) {
-                out.push(Action::Migrate(t, to));
-            }
         }
     }
 
@@ -555,6 +334,164 @@ impl SuperPass {
         self.engine.observer_mut().events = evs;
         // A boost raises the owner probes' want, as the module's publish after the call does.
         self.refresh_probes(w.now);
+    }
+}
+
+/// The simulated kernel as the module's C helpers read it, for one hook call: the glue in
+/// `superpass_core::platform` asks it what the module asks the kernel.
+struct Host<'a> {
+    w: &'a World,
+    out: &'a mut Vec<Action>,
+    idx: &'a TidIndex,
+    probes: &'a ProbeView,
+    watch: Option<&'a mut Watch>,
+    /// The task that ran until now on the hook's CPU (a pick's `prev`, a tick's `curr`).
+    current: Option<TaskIdx>,
+}
+
+/// The handle the simulator gives task `t`: its index plus one, so that 0 names none.
+fn handle_of(t: TaskIdx) -> Handle {
+    Handle::from(t) + 1
+}
+
+/// The task a handle names.
+fn task_of(handle: Handle) -> Option<TaskIdx> {
+    TaskIdx::try_from(handle.checked_sub(1)?).ok()
+}
+
+impl Host<'_> {
+    fn task(&self, handle: Handle) -> Option<&crate::sched::Task> {
+        task_of(handle).and_then(|t| self.w.tasks.get(t as usize))
+    }
+}
+
+impl Platform for Host<'_> {
+    fn lookup(&mut self, tid: Tid) -> Option<Handle> {
+        self.idx.get(&tid).map(|&t| handle_of(t))
+    }
+
+    fn queued_cpu(&mut self, task: Handle) -> Option<u32> {
+        self.task(task).filter(|t| t.on_rq).map(|t| t.cpu)
+    }
+
+    fn curr(&mut self, cpu: u32) -> Tid {
+        host_curr(self.w, cpu)
+    }
+
+    /// As `module/superpass_push.c` reads the runqueues: the idle CPUs the task may use and the
+    /// fair tasks running on the others.
+    fn push_view(&mut self, task: Handle, src: u32, others: &mut [Running; MAX_CPUS]) -> PushView {
+        let (Some(t), Some(task)) = (task_of(task), self.task(task)) else {
+            return PushView::default();
+        };
+        let w = self.w;
+        let mut view = PushView {
+            running: w.rqs[src as usize].curr == Some(t),
+            ..PushView::default()
+        };
+        for (c, rq) in w.rqs.iter().enumerate().take(MAX_CPUS) {
+            if c as u32 == src || task.allowed & (1 << c) == 0 {
+                continue;
+            }
+            match rq.curr.map(|r| w.task(r)) {
+                None => view.idle_mask |= 1 << c,
+                Some(r) if !r.eff.is_rt() => {
+                    others[view.n] = Running {
+                        cpu: c as u32,
+                        tid: r.tid,
+                        prio: (120 + i32::from(r.eff.nice)) as u32,
+                    };
+                    view.n += 1;
+                }
+                Some(_) => {}
+            }
+        }
+        view
+    }
+
+    /// The CPU stopper's move, which the simulator makes at once.
+    fn move_to(&mut self, task: Handle, dst: u32, _expect: u32) -> bool {
+        let Some(t) = task_of(task) else {
+            return false;
+        };
+        self.out.push(Action::Migrate(t, dst));
+        true
+    }
+
+    fn kick(&mut self, cpu: u32) {
+        self.out.push(Action::Resched(cpu));
+    }
+
+    /// A kernel mutex or rwsem wait of a task off its runqueue, as `module/superpass_waits.c`
+    /// records it, with the readers the module's reader record holds.
+    fn wait_record(
+        &mut self,
+        tid: Tid,
+        readers: &mut [Tid; READER_TABLE_WAYS],
+    ) -> Option<WaitRecord> {
+        let w = self.w;
+        let t = *self.idx.get(&tid)?;
+        let task = w.task(t);
+        if task.on_rq {
+            return None;
+        }
+        let l = task.blocked_on?;
+        if w.lock_vis[l as usize] != Visibility::Kernel {
+            return None; // the record holds mutex and rwsem waits only
+        }
+        let lock = &w.locks[l as usize];
+        let kind = match lock {
+            Lock::Rwsem(r) => match r.waiters.iter().find(|q| q.0 == t) {
+                Some(&(_, true)) => LockKind::RwsemRead,
+                Some(_) => LockKind::RwsemWrite,
+                None => return None,
+            },
+            _ => LockKind::Mutex,
+        };
+        let owner = SuperPass::opt_tid(w, lock.owner());
+        let mut n = 0;
+        if owner == 0 && kind != LockKind::Mutex {
+            for (slot, r) in readers.iter_mut().zip(self.probes.readers(l, t)) {
+                *slot = SuperPass::tid(w, r);
+                n += 1;
+            }
+        }
+        Some(WaitRecord {
+            lock: lock_id(l),
+            kind,
+            owner,
+            readers: n,
+        })
+    }
+
+    /// The simulator runs one hook at a time: nothing races the snapshot.
+    fn publish(&mut self, _published: Published) {}
+
+    fn queued_on(&mut self, task: Handle, cpu: u32) -> bool {
+        self.task(task).is_some_and(|t| t.on_rq && t.cpu == cpu)
+    }
+
+    fn pickable(&mut self, task: Handle, cpu: u32) -> bool {
+        task_of(task).is_some_and(|t| {
+            self.w.rqs[cpu as usize].fair.contains(&t) && self.w.task(t).state == State::Runnable
+        })
+    }
+
+    fn current_wait(&mut self) -> CurrentWait {
+        self.current.map_or(CurrentWait::default(), |t| {
+            let (lock, owner) = SuperPass::recorded_lock(self.w, t);
+            CurrentWait {
+                tid: SuperPass::tid(self.w, t),
+                lock,
+                owner,
+            }
+        })
+    }
+
+    fn observe(&mut self, now: Nanos, ev: &Event<'_>, answer: Answer) {
+        if let Some(watch) = self.watch.as_mut() {
+            watch(now, ev, answer);
+        }
     }
 }
 
@@ -593,6 +530,11 @@ impl TidIndex {
 
 fn lock_id(l: u32) -> LockId {
     l as LockId + 1
+}
+
+/// The task running on CPU `cpu` (0: none), as the module reads it from the runqueue.
+fn host_curr(w: &World, cpu: u32) -> Tid {
+    SuperPass::opt_tid(w, w.rqs.get(cpu as usize).and_then(|rq| rq.curr))
 }
 
 /// Whether `tid`'s bit is set in a published lane mask (bit `tid % 64`), the test the
@@ -652,18 +594,43 @@ impl Policy for SuperPass {
             return; // its hook is detached
         }
         self.hook(cpu, out);
-        if let LockEvent::WaitStart {
-            waiter,
-            kind: LockKind::RwsemRead | LockKind::RwsemWrite,
-            owner,
-            ..
-        } = ev
-        {
-            self.lock_seen(w, waiter, lock, owner);
-        }
         // An owner-hinted futex's events get here on a hinting device only (`visible`).
-        let a = self.handle(w.now, Self::core_event(w, ev, vis == Visibility::Hinted));
-        self.place(w, a, out);
+        let core_ev = Self::core_event(w, ev, vis == Visibility::Hinted);
+        // Before an rwsem wait the module reports the holders it sees: the writer the owner
+        // word names, or else the readers its record holds.
+        let seen = match ev {
+            LockEvent::WaitStart {
+                waiter,
+                kind: LockKind::RwsemRead | LockKind::RwsemWrite,
+                owner,
+                ..
+            } if self.sees_holders(w.now, Self::tid(w, waiter)) => {
+                let readers: Vec<Tid> = match owner {
+                    Some(_) => Vec::new(),
+                    None => self
+                        .probes
+                        .readers(lock, waiter)
+                        .map(|t| Self::tid(w, t))
+                        .collect(),
+                };
+                Some((Self::opt_tid(w, owner), readers))
+            }
+            _ => None,
+        };
+        let now = w.now;
+        let (e, mut host) = self.split(w, out, None);
+        match seen {
+            Some((writer, readers)) => platform::wait_start_seen(
+                e,
+                &mut host,
+                now,
+                core_ev,
+                lock_id(lock),
+                writer,
+                &readers,
+            ),
+            None => platform::lock_event(e, &mut host, now, core_ev),
+        }
         self.drain(w, out);
         self.refresh_probes(w.now);
     }
@@ -671,14 +638,9 @@ impl Policy for SuperPass {
     #[inline]
     fn enqueue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {
         self.sched_hook();
-        let tid = Self::tid(w, t);
-        let ev = Event::Enqueue {
-            cpu,
-            tid,
-            handle: 0,
-            curr: Self::curr_tid(w, cpu),
-        };
-        if self.handle(w.now, ev) == Answer::Resched {
+        let (tid, curr) = (Self::tid(w, t), host_curr(w, cpu));
+        let (e, mut host) = self.split(w, out, None);
+        if platform::enqueue(e, &mut host, w.now, cpu, tid, handle_of(t), curr) {
             out.push(Action::Resched(cpu));
         }
         self.drain(w, out);
@@ -691,12 +653,13 @@ impl Policy for SuperPass {
         // The module's dequeue probe reports a sleep (DEQUEUE_SLEEP) of a task in the
         // engine's woken lanes, with the owner its mutex or rwsem names then: the lock is
         // the one in its wait record (superpass_waits.c keeps none for futexes).
-        if matches!(w.task(t).state, State::Blocked(_)) && self.may_be_woken(w.now, tid) {
-            let (lock, owner) = Self::wait_record(w, t);
-            let a = self.handle(w.now, Event::WaiterSlept { tid, lock, owner });
-            self.place(w, a, out);
+        let slept = matches!(w.task(t).state, State::Blocked(_)) && self.may_be_woken(w.now, tid);
+        let (e, mut host) = self.split(w, out, None);
+        if slept {
+            let (lock, owner) = Self::recorded_lock(w, t);
+            platform::lock_event(e, &mut host, w.now, Event::WaiterSlept { tid, lock, owner });
         }
-        self.handle(w.now, Event::Dequeue { cpu, tid });
+        platform::dequeue(e, &mut host, w.now, cpu, tid);
         self.drain(w, out);
     }
 
@@ -713,31 +676,21 @@ impl Policy for SuperPass {
         // The module's pick hook reports the task it preempts (the kernel's `prev`, still
         // queued here) when its lane is in the snapshot's `waiting_lanes`: a critical thread
         // inside its wait or just back from one (`sp_preempted_waiter`).
+        let mut preempted = None;
         if let Some(p) = prev.filter(|&p| Some(p) != next) {
             let task = w.task(p);
             if task.state == State::Runnable
                 && w.rqs[cpu as usize].fair.contains(&p)
                 && lane(self.engine.published(w.now).waiting_lanes, task.tid)
             {
-                let ev = Event::Preempted {
-                    cpu,
-                    tid: task.tid,
-                    handle: u64::from(p) + 1,
-                };
-                self.handle(w.now, ev);
+                preempted = Some((task.tid, handle_of(p)));
             }
         }
         let fair_next = Self::opt_tid(w, next);
-        let mut r = self.pick_engine(w, cpu, fair_next);
-        // As the module's pick: grants due once the pick charged the task that ran (a turn
-        // that ran out mid-wait) are placed now, and the CPU picks again if one is queued here.
-        let a = self.regrant(w, prev);
-        if !a.newly_boosted().is_empty() {
-            self.place(w, a, out);
-            r = self.pick_engine(w, cpu, fair_next);
-        }
+        let (e, mut host) = self.split(w, out, prev);
+        let picked = platform::pick(e, &mut host, w.now, cpu, fair_next, preempted);
         self.drain(w, out);
-        r
+        picked.task.and_then(|(_, h)| task_of(h))
     }
 
     #[inline]
@@ -750,12 +703,9 @@ impl Policy for SuperPass {
         out: &mut Vec<Action>,
     ) -> bool {
         self.sched_hook();
-        let ev = Event::Wakeup {
-            cpu,
-            curr: Self::tid(w, curr),
-            waking: Self::tid(w, waking),
-        };
-        let r = self.handle(w.now, ev) == Answer::Resched;
+        let (curr, waking) = (Self::tid(w, curr), Self::tid(w, waking));
+        let (e, mut host) = self.split(w, out, None);
+        let r = platform::should_preempt(e, &mut host, w.now, cpu, curr, waking);
         self.drain(w, out);
         r
     }
@@ -771,16 +721,8 @@ impl Policy for SuperPass {
     ) -> Option<u32> {
         self.sched_hook();
         let task = w.task(t);
-        let ev = Event::SelectCpu {
-            tid: task.tid,
-            prev_cpu: prev,
-            idle_mask: idle,
-            allowed_mask: task.allowed,
-        };
-        let r = match self.handle(w.now, ev) {
-            Answer::Place(c) => Some(c),
-            _ => None,
-        };
+        let (e, mut host) = self.split(w, out, None);
+        let r = platform::select_cpu(e, &mut host, w.now, task.tid, prev, idle, task.allowed);
         self.drain(w, out);
         r
     }
@@ -788,15 +730,13 @@ impl Policy for SuperPass {
     #[inline]
     fn tick(&mut self, w: &World, cpu: u32, curr: TaskIdx, out: &mut Vec<Action>) -> bool {
         self.sched_hook();
-        let running = curr;
-        let curr = Self::tid(w, curr);
-        let a = self.handle(w.now, Event::Tick { cpu, curr });
+        let tid = Self::tid(w, curr);
         // A task granted again (a budget window passed, a turn ran out mid-wait) is placed
         // like any other.
-        let regranted = self.regrant(w, Some(running));
-        self.place(w, regranted, out);
+        let (e, mut host) = self.split(w, out, Some(curr));
+        let r = platform::tick(e, &mut host, w.now, cpu, tid);
         self.drain(w, out);
-        a == Answer::Resched
+        r
     }
 
     fn misfit_targets(
@@ -810,7 +750,11 @@ impl Policy for SuperPass {
         // As the kernel asks the module: the task's misfit status (`update_misfit_status`),
         // then `can_migrate_task` for each CPU that would pull it.
         let tid = Self::tid(w, t);
-        if self.handle(w.now, Event::UpdateMisfit { tid, cpu }) != Answer::Misfit {
+        let mut out = Vec::new();
+        let (e, mut host) = self.split(w, &mut out, None);
+        let ask =
+            |e: &mut Engine<Recorder>, host: &mut Host<'_>, ev| platform::ask(e, host, w.now, ev);
+        if ask(e, &mut host, Event::UpdateMisfit { tid, cpu }) != Answer::Misfit {
             return 0;
         }
         let mut to = 0;
@@ -821,7 +765,7 @@ impl Policy for SuperPass {
                 dst,
                 running,
             };
-            if self.handle(w.now, ev) != Answer::Veto {
+            if ask(e, &mut host, ev) != Answer::Veto {
                 to |= 1 << dst;
             }
         }
