@@ -51,6 +51,7 @@ unsigned long sp_engine_lock(void)
 {
 	unsigned long flags;
 
+	sp_count(SPP_engine_lock);
 	raw_spin_lock_irqsave(&sp_lock, flags);
 	return flags;
 }

@@ -75,7 +75,8 @@ static inline bool sp_lock_may_matter(const void *lock)
 	X(dequeue) X(replace_next) X(preempt) X(select) X(tick) X(uclamp_eff_get) \
 	X(update_misfit_status) X(can_migrate_task) X(pick_engine) X(tick_engine) \
 	X(pi_pending_owner) X(move_request) X(move_done) X(move_stale) X(move_stopper) \
-	X(binder_txn_finish) X(binder_set_priority) X(binder_restore_priority) X(binder_received) X(binder_free)
+	X(binder_txn_finish) X(binder_set_priority) X(binder_restore_priority) X(binder_received) X(binder_free) \
+	X(engine_lock)
 
 enum sp_probe_id {
 #define SP_PROBE_ID(name) SPP_##name,

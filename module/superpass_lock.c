@@ -129,7 +129,12 @@ void sp_probe_mutex_starttime(void *d, struct mutex *lock,
 				     unsigned long settime)
 {
 	SP_COUNT(mutex_starttime);
-	if (!sp_ownership_matters())
+	/*
+	 * Every mutex_lock() and mutex_unlock() in the system fires this while
+	 * the owner group is attached: only a lock tracked waits are on can
+	 * change a decision, so any other stays off the engine lock.
+	 */
+	if (!sp_ownership_matters() || !sp_lock_may_matter(lock))
 		return;
 	sp_hook_owner(sp_now(), (u64)(unsigned long)lock, current->pid,
 		      settime != 0);

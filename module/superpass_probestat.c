@@ -52,18 +52,21 @@ static int sp_calls_open(struct inode *inode, struct file *file)
 }
 
 /*
- * pick_calls: per CPU, the pick probe's calls and how many of them took the
- * engine lock (the counts probe_calls sums), to show that a CPU with no
- * fast-track work picks without touching shared state.
+ * pick_calls: per CPU, the pick probe's calls, how many of them took the
+ * engine lock, and how often any code took the engine lock there (the counts
+ * probe_calls sums), to show that a CPU with no fast-track work neither picks
+ * nor does anything else under the shared lock.
  */
 static int sp_picks_show(struct seq_file *m, void *v)
 {
 	int cpu;
 
-	seq_puts(m, "cpu replace_next pick_engine\n");
+	seq_puts(m, "cpu replace_next pick_engine engine_lock\n");
 	for_each_possible_cpu(cpu)
-		seq_printf(m, "%d %llu %llu\n", cpu, per_cpu(sp_probe_calls[SPP_replace_next], cpu),
-			   per_cpu(sp_probe_calls[SPP_pick_engine], cpu));
+		seq_printf(m, "%d %llu %llu %llu\n", cpu,
+			   per_cpu(sp_probe_calls[SPP_replace_next], cpu),
+			   per_cpu(sp_probe_calls[SPP_pick_engine], cpu),
+			   per_cpu(sp_probe_calls[SPP_engine_lock], cpu));
 	return 0;
 }
 

@@ -18,7 +18,7 @@ use super::LockEvent;
 use crate::locks::{Lock, TaskIdx};
 use crate::sched::World;
 use superpass_core::probes::{OWNERS, READERS};
-use superpass_core::Nanos;
+use superpass_core::{lock_lane, Nanos};
 
 /// How long after the engine first wants a group its hooks start firing: an irq_work queues a
 /// work item on `system_highpri_wq`, whose kworker registers the group's tracepoint probes
@@ -40,6 +40,9 @@ pub struct ProbeView {
     due: Nanos,
     /// (lock, reader) entries of the reader record.
     recorded: Vec<(u32, TaskIdx)>,
+    /// The published lock lanes ([`superpass_core::Published::lock_lanes`]): the owner probes
+    /// report an acquire or release only of a lock whose lane is set.
+    lock_lanes: u64,
 }
 
 impl Default for ProbeView {
@@ -50,6 +53,7 @@ impl Default for ProbeView {
             recheck_at: 0,
             due: Nanos::MAX,
             recorded: Vec::new(),
+            lock_lanes: 0,
         }
     }
 }
@@ -106,11 +110,25 @@ impl ProbeView {
                 }
                 on
             }
-            LockEvent::OwnerAcquired { .. } => self.attached & OWNERS != 0,
+            LockEvent::OwnerAcquired { lock, .. } => self.owner_probe_fires(lock),
             LockEvent::OwnerReleased { lock, .. } => {
-                self.attached & OWNERS != 0 || contended_mutex_release(&w.locks[lock as usize])
+                self.owner_probe_fires(lock) || contended_mutex_release(&w.locks[lock as usize])
             }
         }
+    }
+
+    /// Whether the owner group's probe reports an acquire or release of `lock`: attached, and
+    /// the lock's lane set (`sp_lock_may_matter`: only a lock tracked waits are on can change
+    /// a decision, so the probes keep every other off the engine lock).
+    #[inline(always)]
+    fn owner_probe_fires(&self, lock: u32) -> bool {
+        self.attached & OWNERS != 0
+            && self.lock_lanes & (1 << lock_lane(super::superpass::lock_id(lock))) != 0
+    }
+
+    /// Stores the published lock lanes, as the module's mirror does after each engine call.
+    pub fn set_lock_lanes(&mut self, lanes: u64) {
+        self.lock_lanes = lanes;
     }
 
     /// Adds reader `tid` of `lock` to the record.

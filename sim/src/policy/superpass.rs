@@ -268,6 +268,7 @@ impl SuperPass {
     fn refresh_probes(&mut self, now: Nanos) {
         let p = self.engine.published(now);
         self.probes.update(now, p.probes, p.probe_recheck_ns);
+        self.probes.set_lock_lanes(p.lock_lanes);
     }
 
     /// Charges one lock-event hook call on `cpu`.
@@ -528,7 +529,8 @@ impl TidIndex {
     }
 }
 
-fn lock_id(l: u32) -> LockId {
+/// The engine's id of simulator lock `l` (0 names none).
+pub(crate) fn lock_id(l: u32) -> LockId {
     l as LockId + 1
 }
 
