@@ -14,12 +14,6 @@ use crate::superpass_core::platform;
 use crate::superpass_core::{Answer, Cpu, Engine, Event, LockId, Nanos, Tid};
 use crate::{ffi, RqRef, TaskRef};
 
-/// The CPU this code runs on: a lock probe runs in the waiting thread, so its wait's CPU.
-pub(crate) fn this_cpu() -> Cpu {
-    // SAFETY: plain call; it reads the current CPU's number.
-    unsafe { ffi::sp_this_cpu() }
-}
-
 /// Runs `f` on the engine and the kernel for a hook holding `rq` locked (if any), under the
 /// engine lock, then sends the kicks `f` asked for; `None` while the engine is not installed.
 fn with_engine<R>(
@@ -69,15 +63,14 @@ pub(crate) fn rwsem_wait_start(
 /// means.
 pub(crate) fn futex_wait(now: Nanos, waiter: Tid, owner: Tid) {
     with_engine(None, |e, k| {
-        // SAFETY: plain call; it looks the TID up under RCU and compares thread groups.
-        let hinted = unsafe { ffi::sp_futex_hint_owner(owner) };
         // The hint is the waiter's process's own name for the owner; the engine's is the
         // kernel's.
+        let hinted = ffi::futex_hint_owner(owner);
         let ev = Event::FutexWait {
             waiter,
-            owner: if hinted > 0 { hinted } else { owner },
-            valid: hinted > 0,
-            cpu: this_cpu(),
+            owner: hinted.unwrap_or(owner),
+            valid: hinted.is_some(),
+            cpu: ffi::this_cpu(),
         };
         platform::lock_event(e, k, now, ev);
     });
@@ -188,10 +181,5 @@ pub(crate) fn probes_wanted(now: Nanos) -> (u32, u64) {
 /// the engine's answer, or `Answer::None` while the engine is not installed. Their probes ask
 /// only for a task that may be boosted, so reading the clock here costs nothing elsewhere.
 pub(crate) fn ask(ev: Event<'_>) -> Answer {
-    with_engine(None, |e, k| {
-        // SAFETY: plain call; it reads the scheduler clock.
-        let now = unsafe { ffi::sp_now() };
-        platform::ask(e, k, now, ev)
-    })
-    .unwrap_or(Answer::None)
+    with_engine(None, |e, k| platform::ask(e, k, ffi::now(), ev)).unwrap_or(Answer::None)
 }

@@ -19,16 +19,11 @@ struct CallerSpace;
 
 impl TidSpace for CallerSpace {
     fn to_engine(&self, tid: Tid) -> Option<Tid> {
-        // SAFETY: plain call; any TID value is accepted, looked up under RCU.
-        let global = unsafe { ffi::sp_tid_to_engine(tid) };
-        (global > 0).then_some(global)
+        ffi::tid_to_engine(tid)
     }
 
     fn to_caller(&self, tid: Tid) -> Option<Tid> {
-        // SAFETY: plain call; any TID value is accepted, looked up under RCU only, so it may run
-        // under the engine lock.
-        let local = unsafe { ffi::sp_tid_to_caller(tid) };
-        (local > 0).then_some(local)
+        ffi::tid_to_caller(tid)
     }
 }
 
@@ -37,8 +32,7 @@ pub(crate) fn ioctl(cmd: u32, arg: usize) -> Result<(), AbiError> {
     if !abi::COMMANDS.iter().any(|&(_, c)| c == cmd) {
         return Err(AbiError::UnknownCommand);
     }
-    // SAFETY: plain call; checks the current task's credentials.
-    if abi::needs_privilege(cmd) && !unsafe { ffi::sp_capable_sys_nice() } {
+    if abi::needs_privilege(cmd) && !ffi::capable_sys_nice() {
         return Err(AbiError::NotPermitted);
     }
     let size = abi::ioc_size(cmd);
@@ -53,8 +47,7 @@ pub(crate) fn ioctl(cmd: u32, arg: usize) -> Result<(), AbiError> {
     }
     let mut req = Request::decode(cmd, &buf)?;
     req.to_engine(&CallerSpace)?;
-    // SAFETY: plain call.
-    let now = unsafe { ffi::sp_now() };
+    let now = ffi::now();
     let n = {
         let mut g = state::lock().ok_or(AbiError::NotFound)?;
         let n = g.engine.apply(now, &req, &mut buf, &CallerSpace)?;
@@ -65,8 +58,8 @@ pub(crate) fn ioctl(cmd: u32, arg: usize) -> Result<(), AbiError> {
         n
     };
     if req.changes_probes() {
-        // SAFETY: plain call from process context, without the engine lock; it may sleep.
-        unsafe { ffi::sp_probes_sync() };
+        // From process context, without the engine lock: it may sleep.
+        ffi::probes_sync();
     }
     if dir & abi::IOC_READ != 0 && n > 0 {
         UserSlice::new(arg, size)

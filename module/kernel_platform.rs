@@ -15,7 +15,7 @@ use crate::ffi;
 use crate::superpass_core::detector::MAX_BLOCKERS;
 use crate::superpass_core::platform::{CurrentWait, Handle, Platform, PushView, WaitRecord};
 use crate::superpass_core::tunables::READER_TABLE_WAYS;
-use crate::superpass_core::{Cpu, LockKind, Published, Running, Tid, MAX_CPUS};
+use crate::superpass_core::{Cpu, Published, Running, Tid, MAX_CPUS};
 use crate::{RqRef, TaskRef};
 
 /// CPUs to kick once the engine lock is dropped.
@@ -45,27 +45,8 @@ impl Kicks {
     /// and runs the blocker.
     pub(crate) fn send(&self) {
         for &cpu in self.cpus.get(..self.n).unwrap_or(&[]) {
-            // SAFETY: plain call; `sp_kick_cpu` ignores offline or out-of-range CPUs.
-            unsafe { ffi::sp_kick_cpu(cpu) };
+            ffi::kick_cpu(cpu);
         }
-    }
-}
-
-/// Stores a published snapshot in the C mirrors the probes read; call with the engine lock held,
-/// so that the mirrors never go backwards.
-pub(crate) fn store(p: Published) {
-    // SAFETY: plain call; it stores plain values in the mirrors.
-    unsafe {
-        ffi::sp_publish(
-            p.gates,
-            p.interest_lanes,
-            p.boosted_lanes,
-            p.lock_lanes,
-            p.woken_lanes,
-            p.waiting_lanes,
-            p.probes,
-            p.work_cpus,
-        );
     }
 }
 
@@ -115,8 +96,7 @@ impl Platform for Kernel<'_> {
     }
 
     fn curr(&mut self, cpu: Cpu) -> Tid {
-        // SAFETY: plain call; it reads the runqueue's current task under RCU.
-        unsafe { ffi::sp_cpu_curr(cpu) }
+        ffi::cpu_curr(cpu)
     }
 
     fn push_view(&mut self, task: Handle, src: Cpu, others: &mut [Running; MAX_CPUS]) -> PushView {
@@ -145,26 +125,12 @@ impl Platform for Kernel<'_> {
         tid: Tid,
         readers: &mut [Tid; READER_TABLE_WAYS],
     ) -> Option<WaitRecord> {
-        let (mut lock, mut kind, mut owner) = (0u64, 0u32, 0i32);
-        // SAFETY: every pointer is to a local, and `readers` has room for the
-        // `READER_TABLE_WAYS` TIDs the reader record can name.
-        let n =
-            unsafe { ffi::sp_wait_of(tid, &mut lock, &mut kind, &mut owner, readers.as_mut_ptr()) };
-        // `n` is one more than the readers written, 0 for no record.
-        let readers = usize::try_from(n.checked_sub(1)?)
-            .ok()?
-            .min(READER_TABLE_WAYS);
-        Some(WaitRecord {
-            lock,
-            kind: LockKind::from_u32(kind)?,
-            owner,
-            readers,
-        })
+        ffi::wait_of(tid, readers)
     }
 
     fn publish(&mut self, published: Published) {
         // The engine lock is held (type invariant).
-        store(published);
+        ffi::publish(&published);
     }
 
     fn queued_on(&mut self, task: Handle, _cpu: Cpu) -> bool {
@@ -182,9 +148,6 @@ impl Platform for Kernel<'_> {
     }
 
     fn current_wait(&mut self) -> CurrentWait {
-        let (mut tid, mut lock) = (0i32, 0u64);
-        // SAFETY: both pointers are to locals; the helper reads only `current` and its record.
-        let owner = unsafe { ffi::sp_current_wait(&mut tid, &mut lock) };
-        CurrentWait { tid, lock, owner }
+        ffi::current_wait()
     }
 }

@@ -13,10 +13,9 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::ffi;
-use crate::kernel_platform::{self, Kernel, Kicks};
+use crate::kernel_platform::{Kernel, Kicks};
 use crate::superpass_core::engine::{Observer, RevokeReason};
 use crate::superpass_core::{Cpu, Engine, LockId, LockKind, Nanos, Tid, MAX_CPUS};
-use crate::trace;
 use crate::RqRef;
 
 /// Everything the engine lock protects.
@@ -68,8 +67,7 @@ pub(crate) fn lock() -> Option<Guard> {
     if !INSTALLED.load(Ordering::Acquire) {
         return None;
     }
-    // SAFETY: plain call; the lock is a static raw spinlock in the C companion.
-    let flags = unsafe { ffi::sp_engine_lock() };
+    let flags = ffi::engine_lock();
     // INVARIANT: the lock is held.
     Some(Guard { flags })
 }
@@ -96,11 +94,10 @@ impl Guard {
     /// at every unlock, and earlier where a hook must make new lanes visible before it reads
     /// what the probes record.
     pub(crate) fn publish(&mut self) {
-        // SAFETY: plain call; it reads the monotonic clock.
-        let now = unsafe { ffi::sp_now() };
+        let now = ffi::now();
         let p = self.engine.published(now);
         // The lock is held (type invariant).
-        kernel_platform::store(p);
+        ffi::publish(&p);
     }
 
     /// The engine and the kernel platform for one hook call, both borrowed from this guard;
@@ -122,7 +119,7 @@ impl Drop for Guard {
     fn drop(&mut self) {
         self.publish();
         // SAFETY: the lock is held (type invariant) and is released exactly once.
-        unsafe { ffi::sp_engine_unlock(self.flags) };
+        unsafe { ffi::engine_unlock(self.flags) };
     }
 }
 
@@ -137,26 +134,26 @@ impl TraceObserver {
 
 impl Observer for TraceObserver {
     fn block(&mut self, _now: Nanos, waiter: Tid, blocker: Tid, lock: LockId, kind: LockKind) {
-        trace::block(waiter, blocker, lock, kind);
+        ffi::trace_block(waiter, blocker, lock, kind);
     }
 
     fn grant(&mut self, _now: Nanos, blocker: Tid, via: Tid, root: Tid, lock: LockId, depth: u32) {
-        trace::grant(blocker, via, root, lock, depth);
+        ffi::trace_grant(blocker, via, root, lock, depth);
     }
 
     fn revoke(&mut self, _now: Nanos, blocker: Tid, reason: RevokeReason) {
-        trace::revoke(blocker, reason);
+        ffi::trace_revoke(blocker, reason);
     }
 
     fn pick(&mut self, _now: Nanos, cpu: Cpu, tid: Tid) {
-        trace::pick(cpu, tid);
+        ffi::trace_pick(cpu, tid);
     }
 
     fn queued(&mut self, _now: Nanos, cpu: Cpu, tid: Tid, run_now: bool) {
-        trace::queue(cpu, tid, run_now);
+        ffi::trace_queue(cpu, tid, run_now);
     }
 
     fn throttled(&mut self, now: Nanos, cpu: Cpu, until: Nanos) {
-        trace::throttle(cpu, until.saturating_sub(now));
+        ffi::trace_throttle(cpu, until.saturating_sub(now));
     }
 }

@@ -10,8 +10,8 @@
  *
  * Direction Rust -> C: the engine lock, privilege and TID checks, task and
  * runqueue internals, CPU kicks and tracepoints. Rust declares them in
- * superpass_main.rs; `cargo xtask gen-headers` spells both directions in C
- * (superpass_ffi.h), so the two cannot drift.
+ * ffi.rs, each beside its one safe wrapper; `cargo xtask gen-headers` spells
+ * both directions in C (superpass_ffi.h), so the two cannot drift.
  */
 #ifndef SUPERPASS_H
 #define SUPERPASS_H
@@ -21,7 +21,7 @@
 /* Lock kinds (SP_KIND_*), mechanism bits (SP_MECH_*), ...: generated from superpass-core. */
 #include "superpass_consts.h"
 
-/* Both directions' prototypes: generated from superpass_main.rs. */
+/* Both directions' prototypes: generated from superpass_main.rs and ffi.rs. */
 #include "superpass_ffi.h"
 
 #endif /* SUPERPASS_H */

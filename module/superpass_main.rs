@@ -16,7 +16,7 @@
 //! the `superpass:*` tracepoints. The guest tests' lock device is a module of its own
 //! (vm/test-modules/sp-testdev).
 
-use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
+use core::ffi::{c_long, c_uint, c_ulong, c_void};
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
@@ -25,13 +25,15 @@ use kernel::prelude::*;
 #[path = "../core/src/lib.rs"]
 pub mod superpass_core;
 
+mod ffi;
 mod hooks;
 mod ioctl;
 mod kernel_platform;
 mod state;
-mod trace;
 
-use superpass_core::{abi, Answer, Event, Running, MAX_CPUS};
+use ffi::{RqRef, TaskRef};
+
+use superpass_core::{abi, Answer, Event, MAX_CPUS};
 
 module! {
     type: SuperPassModule,
@@ -41,212 +43,25 @@ module! {
     license: "GPL",
 }
 
-/// The C companion's side of the interface (`superpass.h`).
-mod ffi {
-    use super::*;
-
-    extern "C" {
-        pub(crate) fn sp_engine_lock() -> c_ulong;
-        pub(crate) fn sp_engine_unlock(flags: c_ulong);
-        pub(crate) fn sp_publish(
-            gates: u32,
-            interest_lanes: u64,
-            boosted_lanes: u64,
-            lock_lanes: u64,
-            woken_lanes: u64,
-            waiting_lanes: u64,
-            probes: u32,
-            work_cpus: u64,
-        );
-        pub(crate) fn sp_now() -> u64;
-        pub(crate) fn sp_capable_sys_nice() -> bool;
-        pub(crate) fn sp_tid_to_engine(tid: i32) -> i32;
-        pub(crate) fn sp_tid_to_caller(tid: i32) -> i32;
-        pub(crate) fn sp_futex_hint_owner(tid: i32) -> i32;
-        pub(crate) fn sp_task_lookup(tid: i32) -> *mut c_void;
-        pub(crate) fn sp_task_queued_cpu(task: *mut c_void) -> i32;
-        pub(crate) fn sp_task_queued_on(rq: *mut c_void, task: *mut c_void) -> bool;
-        pub(crate) fn sp_task_pickable(rq: *mut c_void, task: *mut c_void) -> bool;
-        pub(crate) fn sp_kick_cpu(cpu: u32);
-        pub(crate) fn sp_move_task(task: *mut c_void, dst: u32, expect: i32) -> bool;
-        pub(crate) fn sp_push_view(
-            task: *mut c_void,
-            src: u32,
-            idle: *mut u64,
-            cpus: *mut u8,
-            tids: *mut i32,
-            prios: *mut u8,
-            max: u32,
-        ) -> u32;
-        pub(crate) fn sp_task_running(task: *mut c_void) -> bool;
-        pub(crate) fn sp_cpu_curr(cpu: u32) -> i32;
-        pub(crate) fn sp_probes_sync();
-        pub(crate) fn sp_trace_block(waiter: i32, blocker: i32, lock: u64, kind: u32);
-        pub(crate) fn sp_trace_grant(blocker: i32, waiter: i32, root: i32, lock: u64, depth: u32);
-        pub(crate) fn sp_trace_revoke(blocker: i32, reason: u32);
-        pub(crate) fn sp_trace_pick(cpu: u32, tid: i32);
-        pub(crate) fn sp_trace_queue(cpu: u32, tid: i32, run_now: bool);
-        pub(crate) fn sp_trace_throttle(cpu: u32, for_ns: u64);
-        pub(crate) fn sp_c_init(active_mask: *mut u64, busy_mask: *mut u64) -> c_int;
-        pub(crate) fn sp_cpu_capacity(cpu: u32) -> u32;
-        pub(crate) fn sp_this_cpu() -> u32;
-        pub(crate) fn sp_c_exit();
-        pub(crate) fn sp_current_wait(tid: *mut i32, lock: *mut u64) -> i32;
-        pub(crate) fn sp_wait_of(
-            tid: i32,
-            lock: *mut u64,
-            kind: *mut u32,
-            owner: *mut i32,
-            readers: *mut i32,
-        ) -> u32;
-    }
-}
-
-/// A task the kernel handed to a hook: a `struct task_struct *`, never dereferenced in Rust.
-///
-/// # Invariants
-///
-/// Points to a live `task_struct` while the engine lock is held and the engine records it as a
-/// boosted task's handle, or while the hook that produced it runs: the `free_task` hook drops
-/// every recorded handle, under the engine lock, before the memory is freed.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TaskRef(NonNull<c_void>);
-
-impl TaskRef {
-    /// Wraps a pointer from a hook, or `None` for NULL.
-    fn from_raw(p: *mut c_void) -> Option<Self> {
-        // INVARIANT: the caller got `p` from a hook argument or from `sp_task_lookup`.
-        NonNull::new(p).map(Self)
-    }
-
-    /// The task with TID `tid`; call with the engine lock held.
-    pub(crate) fn lookup(tid: i32) -> Option<Self> {
-        // SAFETY: `sp_task_lookup` accepts any TID and returns a live task or NULL; the
-        // caller holds the engine lock, so the task stays valid until the free_task hook.
-        Self::from_raw(unsafe { ffi::sp_task_lookup(tid) })
-    }
-
-    /// The handle the engine records for the task: its address.
-    pub(crate) fn handle(self) -> u64 {
-        self.0.as_ptr() as usize as u64
-    }
-
-    /// The task a handle from [`TaskRef::handle`] names, or `None` for 0.
-    ///
-    /// # Safety
-    ///
-    /// `h` is a handle the engine records, read with the engine lock held: the task is live.
-    pub(crate) unsafe fn from_handle(h: u64) -> Option<Self> {
-        // INVARIANT: the caller guarantees the task behind `h` is live.
-        Self::from_raw(h as usize as *mut c_void)
-    }
-
-    /// The raw pointer, for the C helpers.
-    pub(crate) fn as_ptr(self) -> *mut c_void {
-        self.0.as_ptr()
-    }
-
-    /// The CPU whose runqueue holds the task, if it is queued (a racy hint for kicks).
-    pub(crate) fn queued_cpu(self) -> Option<u32> {
-        // SAFETY: by the type invariant the task is live.
-        let cpu = unsafe { ffi::sp_task_queued_cpu(self.as_ptr()) };
-        u32::try_from(cpu).ok()
-    }
-
-    /// True if the task runs on a CPU now (a racy read).
-    pub(crate) fn running(self) -> bool {
-        // SAFETY: by the type invariant the task is live.
-        unsafe { ffi::sp_task_running(self.as_ptr()) }
-    }
-
-    /// Where a push of the task off CPU `src` may go: the idle CPUs it may use, and the fair
-    /// tasks running on the other CPUs it may use (read racily, for the engine's choice).
-    pub(crate) fn push_view(self, src: u32, others: &mut [Running; MAX_CPUS]) -> (u64, usize) {
-        let mut cpus = [0u8; MAX_CPUS];
-        let mut tids = [0i32; MAX_CPUS];
-        let mut prios = [0u8; MAX_CPUS];
-        let mut idle = 0u64;
-        // SAFETY: the task is live (type invariant); the arrays hold `MAX_CPUS` entries each,
-        // the most `sp_push_view` writes.
-        let n = unsafe {
-            ffi::sp_push_view(
-                self.as_ptr(),
-                src,
-                &mut idle,
-                cpus.as_mut_ptr(),
-                tids.as_mut_ptr(),
-                prios.as_mut_ptr(),
-                MAX_CPUS as u32,
-            )
-        };
-        let n = (n as usize).min(MAX_CPUS);
-        for (i, o) in others.iter_mut().enumerate().take(n) {
-            *o = Running {
-                cpu: u32::from(cpus[i]),
-                tid: tids[i],
-                prio: u32::from(prios[i]),
-            };
-        }
-        (idle, n)
-    }
-
-    /// Asks the CPU stopper to move the task to CPU `dst` if it is still on `expect` (any CPU
-    /// if `None`); false if the request could not be queued (every slot busy).
-    pub(crate) fn move_to(self, dst: u32, expect: Option<u32>) -> bool {
-        let expect = expect.and_then(|c| i32::try_from(c).ok()).unwrap_or(-1);
-        // SAFETY: the task is live (type invariant); `sp_move_task` takes its own reference
-        // before it returns, and accepts any CPU number.
-        unsafe { ffi::sp_move_task(self.as_ptr(), dst, expect) }
-    }
-
-    /// True if the task is queued on `rq` (whose lock the caller holds).
-    pub(crate) fn queued_on(self, rq: RqRef) -> bool {
-        // SAFETY: the task is live (type invariant) and `rq` is locked (RqRef invariant).
-        unsafe { ffi::sp_task_queued_on(rq.as_ptr(), self.as_ptr()) }
-    }
-
-    /// True if the task may replace CFS's pick on `rq` (whose lock the caller holds).
-    pub(crate) fn pickable(self, rq: RqRef) -> bool {
-        // SAFETY: the task is live (type invariant) and `rq` is locked (RqRef invariant).
-        unsafe { ffi::sp_task_pickable(rq.as_ptr(), self.as_ptr()) }
-    }
-}
-
-/// A runqueue (`struct rq *`) whose lock the current hook holds.
-///
-/// # Invariants
-///
-/// Valid and locked for the duration of the hook call that created it.
-#[derive(Clone, Copy)]
-pub(crate) struct RqRef(NonNull<c_void>);
-
-impl RqRef {
-    fn as_ptr(self) -> *mut c_void {
-        self.0.as_ptr()
-    }
-}
-
 /// The module's lifetime: the engine exists from `init` until `drop`.
 struct SuperPassModule;
 
 impl kernel::Module for SuperPassModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         state::install();
-        let (mut active, mut busy) = (0u64, 0u64);
-        // SAFETY: both pointers are valid for writes for the duration of the call.
-        let r = unsafe { ffi::sp_c_init(&mut active, &mut busy) };
-        if r != 0 {
-            state::uninstall();
-            return Err(Error::from_errno(r));
-        }
+        let (active, busy) = match ffi::c_init() {
+            Ok(masks) => masks,
+            Err(r) => {
+                state::uninstall();
+                return Err(Error::from_errno(r));
+            }
+        };
         let mut capacity = [0u32; MAX_CPUS];
         for (cpu, c) in (0u32..).zip(capacity.iter_mut()) {
-            // SAFETY: plain call; it reads one CPU's capacity (0 for a CPU that cannot exist).
-            *c = unsafe { ffi::sp_cpu_capacity(cpu) };
+            *c = ffi::cpu_capacity(cpu);
         }
         if let Some(mut g) = state::lock() {
-            // SAFETY: plain call; it reads the scheduler clock.
-            let now = unsafe { ffi::sp_now() };
+            let now = ffi::now();
             g.engine.handle(now, Event::Attached { active });
             g.engine.handle(
                 now,
@@ -263,8 +78,7 @@ impl kernel::Module for SuperPassModule {
 impl Drop for SuperPassModule {
     fn drop(&mut self) {
         // Only reachable if no restricted hook was attached (they pin the module).
-        // SAFETY: plain call; detaches the normal hooks and waits for running probes.
-        unsafe { ffi::sp_c_exit() };
+        ffi::c_exit();
         state::uninstall();
         pr_info!("unloaded\n");
     }
@@ -290,7 +104,7 @@ fn log_mechanisms(active: u64, busy: u64) {
 /// `waiter` starts waiting for `lock` (a `LockKind`), whose visible owner is `owner` (0: none).
 #[no_mangle]
 pub extern "C" fn sp_hook_wait_start(now: u64, waiter: i32, lock: u64, kind: u32, owner: i32) {
-    if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, owner, hooks::this_cpu()) {
+    if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, owner, ffi::this_cpu()) {
         hooks::lock_event(now, ev);
     }
 }
@@ -319,7 +133,7 @@ pub unsafe extern "C" fn sp_hook_rwsem_wait_start(
         // `READER_TABLE_WAYS`, and the slice does not outlive this call.
         unsafe { core::slice::from_raw_parts(readers, n as usize) }
     };
-    if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, writer, hooks::this_cpu()) {
+    if let Some(ev) = Event::from_hook_wait_start(waiter, lock, kind, writer, ffi::this_cpu()) {
         hooks::rwsem_wait_start(now, ev, lock, writer, readers);
     }
 }
@@ -452,8 +266,8 @@ pub unsafe extern "C" fn sp_hook_pick(
     let Some(rq) = NonNull::new(rq) else {
         return core::ptr::null_mut();
     };
-    // INVARIANT: the caller holds `rq`'s lock for the whole call.
-    let rq = RqRef(rq);
+    // SAFETY: the caller holds `rq`'s lock for the whole call.
+    let rq = unsafe { RqRef::new(rq) };
     // INVARIANT: a hook argument, live while the hook runs.
     let preempted = TaskRef::from_raw(preempted).map(|t| (t, preempted_tid));
     let picked = hooks::pick(now, rq, cpu, fair_next, preempted);
@@ -492,8 +306,9 @@ pub unsafe extern "C" fn sp_hook_tick(now: u64, rq: *mut c_void, cpu: c_uint, cu
     let Some(rq) = NonNull::new(rq) else {
         return false;
     };
-    // INVARIANT: the caller holds `rq`'s lock for the whole call.
-    hooks::tick(now, RqRef(rq), cpu, curr)
+    // SAFETY: the caller holds `rq`'s lock for the whole call.
+    let rq = unsafe { RqRef::new(rq) };
+    hooks::tick(now, rq, cpu, curr)
 }
 
 /// CPU `cpu`'s bound timer fired at `now`; returns true to reschedule, else writes to `next`
