@@ -105,7 +105,13 @@
 	X(BINDER_RECEIVED, android_vh_binder_transaction_received,				\
 	  sp_probe_binder_received, SP_MECH_BINDER, 0)						\
 	X(BINDER_FREE, android_vh_free_oem_binder_struct, sp_probe_binder_free,		\
-	  SP_MECH_BINDER, 0)
+	  SP_MECH_BINDER, 0)									\
+	X(PCPU_WQ_ADD, android_vh_percpu_rwsem_wq_add, sp_probe_pcpu_wq_add,			\
+	  SP_MECH_PCPU_RWSEM, 0)								\
+	X(PCPU_RECORD, android_vh_record_pcpu_rwsem_starttime, sp_probe_pcpu_record,		\
+	  SP_MECH_PCPU_RWSEM, 0)								\
+	X(PCPU_UP_WRITE, android_vh_percpu_rwsem_up_write, sp_probe_pcpu_up_write,		\
+	  SP_MECH_PCPU_RWSEM, 0)
 /* The scheduler hooks: restricted, at most two probes each, never detached. */
 #define SP_RESTRICTED_HOOKS(X)									\
 	X(ENQUEUE, android_rvh_enqueue_task, sp_probe_enqueue, SP_MECH_ENQUEUE, 0)		\

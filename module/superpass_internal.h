@@ -76,7 +76,7 @@ static inline bool sp_lock_may_matter(const void *lock)
 	X(update_misfit_status) X(can_migrate_task) X(pick_engine) X(tick_engine) \
 	X(pi_pending_owner) X(move_request) X(move_done) X(move_stale) X(move_stopper) \
 	X(binder_txn_finish) X(binder_set_priority) X(binder_restore_priority) X(binder_received) X(binder_free) \
-	X(engine_lock)
+	X(engine_lock) X(pcpu_wq_add) X(pcpu_record) X(pcpu_up_write)
 
 enum sp_probe_id {
 #define SP_PROBE_ID(name) SPP_##name,
@@ -283,6 +283,12 @@ void sp_probe_update_misfit_status(void *d, struct task_struct *p, struct rq *rq
 				   bool *need_update);
 void sp_probe_can_migrate_task(void *d, struct task_struct *p, int dst_cpu, int *can_migrate);
 void sp_probe_free_task(void *d, struct task_struct *p);
+
+/* ---- percpu rw-semaphores (superpass_pcpu.c) ---- */
+struct percpu_rw_semaphore;
+void sp_probe_pcpu_wq_add(void *d, struct percpu_rw_semaphore *sem, bool reader);
+void sp_probe_pcpu_record(void *d, struct percpu_rw_semaphore *sem, unsigned long settime);
+void sp_probe_pcpu_up_write(void *d, struct percpu_rw_semaphore *sem);
 
 /* ---- binder calls (superpass_binder.c) ---- */
 struct binder_proc;

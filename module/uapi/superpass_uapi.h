@@ -328,7 +328,7 @@ enum sp_counter {
  * Mechanisms (abi::mech, abi::MECH_NAMES): bits of the active_mask fields:
  * X(bit, NAME, "name").
  */
-#define SP_NUM_MECHS 19
+#define SP_NUM_MECHS 20
 #define SP_MECH_MUTEX_WAIT (1ULL << 0)
 #define SP_MECH_RWSEM_READ_WAIT (1ULL << 1)
 #define SP_MECH_RWSEM_WRITE_WAIT (1ULL << 2)
@@ -348,6 +348,7 @@ enum sp_counter {
 #define SP_MECH_UCLAMP (1ULL << 16)
 #define SP_MECH_MISFIT (1ULL << 17)
 #define SP_MECH_BINDER (1ULL << 18)
+#define SP_MECH_PCPU_RWSEM (1ULL << 19)
 #define SP_MECHS(X) \
 	X(0, MUTEX_WAIT, "mutex_wait") \
 	X(1, RWSEM_READ_WAIT, "rwsem_read_wait") \
@@ -367,7 +368,8 @@ enum sp_counter {
 	X(15, PI_FUTEX, "pi_futex") \
 	X(16, UCLAMP, "uclamp") \
 	X(17, MISFIT, "misfit") \
-	X(18, BINDER, "binder")
+	X(18, BINDER, "binder") \
+	X(19, PCPU_RWSEM, "pcpu_rwsem")
 
 /*
  * Lock kinds (LockKind), as the wait hooks and the superpass_block
@@ -476,6 +478,7 @@ static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"uclamp",
 	"misfit",
 	"binder",
+	"pcpu_rwsem",
 };
 #endif /* !__KERNEL__ */
 

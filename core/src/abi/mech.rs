@@ -49,9 +49,14 @@ pub const MISFIT: u64 = 1 << 17;
 /// thread's synchronous binder call is a wait on the server thread that takes it, or on the
 /// pool's busy threads while it is queued.
 pub const BINDER: u64 = 1 << 18;
+/// `android_vh_percpu_rwsem_wq_add`, `android_vh_record_pcpu_rwsem_starttime` and
+/// `android_vh_percpu_rwsem_up_write`: a thread queued on a percpu rw-semaphore (the cgroup
+/// threadgroup lock a `fork` or `exit` takes for reading) waits on the writer the module
+/// recorded taking it.
+pub const PCPU_RWSEM: u64 = 1 << 19;
 
 /// Names of the mechanism bits, by bit number.
-pub const MECH_NAMES: [&str; 19] = [
+pub const MECH_NAMES: [&str; 20] = [
     "mutex_wait",
     "rwsem_read_wait",
     "rwsem_write_wait",
@@ -71,4 +76,5 @@ pub const MECH_NAMES: [&str; 19] = [
     "uclamp",
     "misfit",
     "binder",
+    "pcpu_rwsem",
 ];

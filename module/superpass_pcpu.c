@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * superpass_pcpu.c: percpu rw-semaphores, such as cgroup_threadgroup_rwsem,
+ * which every fork and exit takes for reading and every cgroup migration for
+ * writing.
+ *
+ * A percpu_rw_semaphore keeps no owner, so the writer is recorded here when
+ * it has taken the lock (android_vh_record_pcpu_rwsem_starttime with a start
+ * time while sem->block is set) and forgotten when it releases it
+ * (android_vh_percpu_rwsem_up_write, the writer still holding it). A thread
+ * that queues on the semaphore (android_vh_percpu_rwsem_wq_add) waits on that
+ * writer, or, before it has recorded itself, on the writer waiting for the
+ * readers to leave (sem->writer). To the engine these are rwsem waits: a
+ * reader's on the writer, a writer's behind another. They are kept out of
+ * the wait record (superpass_waits.c), whose rwsem entries are struct
+ * rw_semaphore. A reader taking the lock ends its wait.
+ *
+ * The record is best effort and lock-free: SP_PCPU_SLOTS semaphores, each
+ * slot claimed by address with cmpxchg; only the writer holding a semaphore
+ * writes its slot's TID. A semaphore that finds no slot names no writer.
+ */
+#include <linux/atomic.h>
+#include <linux/percpu-rwsem.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <trace/hooks/dtask.h>
+
+#include "superpass.h"
+#include "superpass_internal.h"
+
+/* Semaphores whose writer is recorded: the system has a handful. */
+#define SP_PCPU_SLOTS 4
+
+static struct {
+	struct percpu_rw_semaphore *sem;
+	s32 writer;
+} sp_pcpu[SP_PCPU_SLOTS];
+
+/* @sem's slot, claimed if @claim and none is yet; NULL if there is none. */
+static s32 *sp_pcpu_slot(struct percpu_rw_semaphore *sem, bool claim)
+{
+	int i;
+
+	for (i = 0; i < SP_PCPU_SLOTS; i++) {
+		struct percpu_rw_semaphore *s = READ_ONCE(sp_pcpu[i].sem);
+
+		if (!s && claim)
+			s = cmpxchg(&sp_pcpu[i].sem, NULL, sem) ?: sem;
+		if (s == sem)
+			return &sp_pcpu[i].writer;
+	}
+	return NULL;
+}
+
+/*
+ * The writer holding @sem as recorded, or else the writer waiting for its
+ * readers to leave (it has set sem->block, so new readers queue behind it).
+ */
+static s32 sp_pcpu_writer(struct percpu_rw_semaphore *sem)
+{
+	s32 *slot = sp_pcpu_slot(sem, false);
+	struct task_struct *t;
+	s32 tid = slot ? READ_ONCE(*slot) : 0;
+
+	if (tid)
+		return tid;
+	rcu_read_lock();
+	t = rcu_dereference(sem->writer.task);
+	if (t)
+		tid = READ_ONCE(t->pid);
+	rcu_read_unlock();
+	return tid;
+}
+
+void sp_probe_pcpu_wq_add(void *d, struct percpu_rw_semaphore *sem, bool reader)
+{
+	SP_COUNT(pcpu_wq_add);
+	if (!sp_waits_matter() || !sp_may_matter(current->pid))
+		return;
+	sp_hook_wait_start(sp_now(), current->pid, (u64)(unsigned long)sem,
+			   reader ? SP_KIND_RWSEM_READ : SP_KIND_RWSEM_WRITE,
+			   sp_pcpu_writer(sem));
+}
+
+void sp_probe_pcpu_record(void *d, struct percpu_rw_semaphore *sem,
+			  unsigned long settime)
+{
+	SP_COUNT(pcpu_record);
+	bool writer;
+	s32 *slot;
+	u64 now;
+
+	/* A release: up_write reports the writer's; a reader's changes nothing. */
+	if (!settime)
+		return;
+	/* Taken: by the writer if it blocks readers, else by a reader. */
+	writer = atomic_read(&sem->block);
+	if (writer) {
+		slot = sp_pcpu_slot(sem, true);
+		if (slot)
+			WRITE_ONCE(*slot, current->pid);
+	}
+	if (!sp_waits_matter())
+		return;
+	now = sp_now();
+	if (sp_may_matter(current->pid))
+		sp_hook_wait_finish(now, current->pid, (u64)(unsigned long)sem);
+	if (writer && sp_lock_may_matter(sem))
+		sp_hook_owner(now, (u64)(unsigned long)sem, current->pid, true);
+}
+
+void sp_probe_pcpu_up_write(void *d, struct percpu_rw_semaphore *sem)
+{
+	SP_COUNT(pcpu_up_write);
+	s32 *slot = sp_pcpu_slot(sem, false);
+
+	if (slot)
+		WRITE_ONCE(*slot, 0);
+	if (!sp_waits_matter() || !sp_lock_may_matter(sem))
+		return;
+	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, false);
+}
