@@ -284,6 +284,13 @@ void sp_probe_update_misfit_status(void *d, struct task_struct *p, struct rq *rq
 void sp_probe_can_migrate_task(void *d, struct task_struct *p, int dst_cpu, int *can_migrate);
 void sp_probe_free_task(void *d, struct task_struct *p);
 
+/*
+ * The current task's lock wait on @lock ended (superpass_lock.c): the engine
+ * hears of it if the task may matter, and of its ownership if it @owns the
+ * lock now and tracked waits are on it.
+ */
+void sp_report_wait_end(const void *lock, bool owns);
+
 /* ---- percpu rw-semaphores (superpass_pcpu.c) ---- */
 struct percpu_rw_semaphore;
 void sp_probe_pcpu_wq_add(void *d, struct percpu_rw_semaphore *sem, bool reader);

@@ -81,11 +81,10 @@ void sp_probe_mutex_wait_start(void *d, struct mutex *lock)
  * here as well as by the owner probes, which may not be attached yet when a
  * contention episode starts (the lock changes hands before they are).
  */
-static void sp_wait_finish(const void *lock, bool owns)
+void sp_report_wait_end(const void *lock, bool owns)
 {
 	u64 now;
 
-	sp_wait_clear(current->pid);
 	if (!sp_waits_matter())
 		return;
 	now = sp_now();
@@ -93,6 +92,12 @@ static void sp_wait_finish(const void *lock, bool owns)
 		sp_hook_wait_finish(now, current->pid, (u64)(unsigned long)lock);
 	if (owns && sp_lock_may_matter(lock))
 		sp_hook_owner(now, (u64)(unsigned long)lock, current->pid, true);
+}
+
+static void sp_wait_finish(const void *lock, bool owns)
+{
+	sp_wait_clear(current->pid);
+	sp_report_wait_end(lock, owns);
 }
 
 void sp_probe_mutex_wait_finish(void *d, struct mutex *lock)

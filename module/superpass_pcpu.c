@@ -88,7 +88,6 @@ void sp_probe_pcpu_record(void *d, struct percpu_rw_semaphore *sem,
 	SP_COUNT(pcpu_record);
 	bool writer;
 	s32 *slot;
-	u64 now;
 
 	/* A release: up_write reports the writer's; a reader's changes nothing. */
 	if (!settime)
@@ -100,13 +99,7 @@ void sp_probe_pcpu_record(void *d, struct percpu_rw_semaphore *sem,
 		if (slot)
 			WRITE_ONCE(*slot, current->pid);
 	}
-	if (!sp_waits_matter())
-		return;
-	now = sp_now();
-	if (sp_may_matter(current->pid))
-		sp_hook_wait_finish(now, current->pid, (u64)(unsigned long)sem);
-	if (writer && sp_lock_may_matter(sem))
-		sp_hook_owner(now, (u64)(unsigned long)sem, current->pid, true);
+	sp_report_wait_end(sem, writer);
 }
 
 void sp_probe_pcpu_up_write(void *d, struct percpu_rw_semaphore *sem)

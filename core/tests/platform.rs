@@ -167,8 +167,8 @@ fn wait_for(owner: Tid) -> Event<'static> {
     }
 }
 
-#[test]
-fn a_blocker_boosted_while_queued_is_named_offered_a_push_and_its_cpu_kicked() {
+/// Critical thread 100 starts waiting, at 1 ms, on blocker 200, queued on CPU 1 where 300 runs.
+fn waiting_on_queued_200() -> (Engine<NoObserver>, Scripted) {
     let mut e = engine();
     let mut k = Scripted::with(&[Task {
         tid: 200,
@@ -178,6 +178,12 @@ fn a_blocker_boosted_while_queued_is_named_offered_a_push_and_its_cpu_kicked() {
     }]);
     k.curr = [100, 300];
     platform::lock_event(&mut e, &mut k, MS, wait_for(200));
+    (e, k)
+}
+
+#[test]
+fn a_blocker_boosted_while_queued_is_named_offered_a_push_and_its_cpu_kicked() {
+    let (mut e, mut k) = waiting_on_queued_200();
     assert_eq!(
         k.calls,
         [
@@ -236,15 +242,7 @@ fn a_blocker_asleep_in_a_recorded_wait_has_that_wait_followed_to_its_holder() {
 
 #[test]
 fn a_stale_pick_is_dropped_and_a_task_that_moved_is_placed_where_it_is_queued() {
-    let mut e = engine();
-    let mut k = Scripted::with(&[Task {
-        tid: 200,
-        queued: Some(1),
-        pickable: true,
-        wait: None,
-    }]);
-    k.curr = [100, 300];
-    platform::lock_event(&mut e, &mut k, MS, wait_for(200));
+    let (mut e, mut k) = waiting_on_queued_200();
     // A load balance moved 200 to CPU 0 before its enqueue there could be reported.
     k.tasks[0].queued = Some(0);
     k.calls.clear();
