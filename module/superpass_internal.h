@@ -143,7 +143,8 @@ static inline bool sp_may_be_woken(pid_t tid)
 
 /*
  * Whether @tid may be a critical thread inside a tracked wait no release has
- * woken: its preemption before it sleeps matters (sp_replace_next()).
+ * woken, or on its way back from one: its preemption before it sleeps matters
+ * (sp_replace_next()), and so does its sleep (sp_probe_dequeue()).
  */
 static inline bool sp_may_be_waiting(pid_t tid)
 {

@@ -341,7 +341,7 @@ void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
 
 		sp_hook_slept(sp_now(), p->pid, lock, owner);
 	}
-	if (!sp_boosting() || !sp_may_be_boosted(p->pid))
+	if (!(sp_boosting() && sp_may_be_boosted(p->pid)) && !sp_may_be_waiting(p->pid))
 		return;
 	sp_hook_dequeue(sp_now(), cpu_of(rq), p->pid);
 }
@@ -349,7 +349,8 @@ void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
 /*
  * @prev, if CFS is about to run another task while @prev stays queued here (it
  * was preempted) and @prev may be a critical thread inside a tracked wait it
- * has not slept in yet (Event::Preempted); else NULL.
+ * has not slept in yet, or on its way back from one (Event::Preempted); else
+ * NULL.
  */
 static struct task_struct *sp_preempted_waiter(struct rq *rq, struct task_struct *prev,
 					       struct task_struct *next)

@@ -23,13 +23,14 @@ pub struct CriticalSet<const N: usize = MAX_CRITICAL> {
     roles: [Role; N],
     /// The CPU each member's latest lock wait started on.
     cpus: [Cpu; N],
-    /// When and on which lock each member's latest tracked wait ended.
+    /// Each member's latest tracked wait, while the member is on its way back from it.
     done: [WaitDone; N],
     len: usize,
     generation: u64,
 }
 
-/// When a critical thread's latest tracked wait ended, and on which lock (`at == 0`: none yet).
+/// When a critical thread's latest tracked wait ended, and on which lock (`at == 0`: none, or
+/// the thread has slept or had its turn since).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WaitDone {
     /// When it ended.
@@ -127,7 +128,8 @@ impl<const N: usize> CriticalSet<N> {
         }
     }
 
-    /// When and on which lock critical `tid`'s latest tracked wait ended, if it has ended one.
+    /// When and on which lock critical `tid`'s latest tracked wait ended, if it is on its way
+    /// back from it.
     pub fn wait_done(&self, tid: Tid) -> Option<WaitDone> {
         self.position(tid)
             .and_then(|i| self.done.get(i).copied())
@@ -144,13 +146,20 @@ impl<const N: usize> CriticalSet<N> {
         }
     }
 
-    /// The members whose latest tracked wait ended at or after `since`.
-    pub fn done_since(&self, since: Nanos) -> impl Iterator<Item = Tid> + '_ {
+    /// Takes `tid`'s way back from its latest tracked wait, if it is on one: it ends there.
+    pub fn take_wait_done(&mut self, tid: Tid) -> Option<WaitDone> {
+        let d = self.position(tid).and_then(|i| self.done.get_mut(i))?;
+        let taken = core::mem::replace(d, NO_WAIT_DONE);
+        (taken.at != 0).then_some(taken)
+    }
+
+    /// The members on their way back from a tracked wait.
+    pub fn returning(&self) -> impl Iterator<Item = Tid> + '_ {
         self.tids
             .iter()
             .zip(self.done.iter())
             .take(self.len)
-            .filter(move |(_, d)| d.at != 0 && d.at >= since)
+            .filter(|(_, d)| d.at != 0)
             .map(|(&t, _)| t)
     }
 

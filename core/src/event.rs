@@ -146,7 +146,8 @@ pub enum Event<'a> {
         owner: Tid,
     },
     /// Critical thread `tid` was preempted on CPU `cpu` inside a tracked wait it has not slept
-    /// in yet, or within `wake_slice_ns` after one ended, and stays queued there; the platform
+    /// in yet, or on its way back from one (it ended, and the thread has neither slept nor had
+    /// this turn since), and stays queued there; the platform
     /// reports it at the pick that follows, only for tasks in
     /// [`Published::waiting_lanes`](super::Published::waiting_lanes). Answered `None`: the
     /// thread gets a wait turn at the head of that CPU's fast-track queue, so the pick runs it.

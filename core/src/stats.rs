@@ -158,7 +158,7 @@ counters! {
     /// Pushed tasks sent back, once their boost ended, to the CPU they were pushed from.
     PushBacks = "push_backs",
     /// Wait turns: a critical thread was preempted inside a tracked wait before it slept (or
-    /// just after one ended), and was put on the fast track itself so that it reaches its
+    /// after one ended, before it slept, once per wait), and was put on the fast track itself so that it reaches its
     /// sleep, its retry or its return from the lock call at once.
     WaitTurns = "wait_turns",
 }

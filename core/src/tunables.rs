@@ -211,7 +211,7 @@ tunables! {
         min: 0,
         max: 20_000_000,
         unit: "ns",
-        doc: "How long a critical thread that a release woke out of a tracked wait, or that was preempted inside one before it slept or within this long after it ended, may run on the fast track (its wake or wait turn) before the turn ends; the turn ends sooner when its retry takes the lock or the thread sleeps, and counts against the budget and the CPU's share (it runs on a throttled CPU too). It also bounds how long a releaser keeps its grant while its wake is in flight to a woken waiter that is not on the fast track (one on it keeps the releaser's grant until it is runnable, within the budget; 0: no wake turns, and a releaser's grant ends with its release).",
+        doc: "How long a critical thread that a release woke out of a tracked wait, or that was preempted inside one before it slept or (once) after it ended and before it slept, may run on the fast track (its wake or wait turn) before the turn ends; the turn ends sooner when its retry takes the lock or the thread sleeps, and counts against the budget and the CPU's share (it runs on a throttled CPU too). It also bounds how long a releaser keeps its grant while its wake is in flight to a woken waiter that is not on the fast track (one on it keeps the releaser's grant until it is runnable, within the budget; 0: no wake turns, and a releaser's grant ends with its release).",
     },
     push_min_prio: u32 = {
         default: 121,

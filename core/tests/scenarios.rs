@@ -2203,13 +2203,51 @@ fn a_preempted_thread_without_an_open_critical_wait_gets_no_turn() {
     assert_eq!(e.stats().get(Counter::WakeGrants), 1);
     e.handle(2 * MS, preempted(100));
     e.wait_finish(3 * MS, 100, L1);
-    let slice = e.tunables().wake_slice_ns;
-    e.handle(3 * MS + slice + 1, preempted(100));
+    // It returns from the lock call and sleeps: it is back from the wait.
+    e.dequeue(3 * MS + 10_000, 1, 100);
+    e.handle(
+        4 * MS,
+        Event::Enqueue {
+            cpu: 1,
+            tid: 100,
+            handle: 9,
+            curr: 300,
+        },
+    );
+    e.handle(5 * MS, preempted(100));
     assert_eq!(
         e.stats().get(Counter::WaitTurns),
         0,
-        "not waiting, not critical, already woken, or its wait ended too long ago"
+        "not waiting, not critical, already woken, or slept since its wait ended"
     );
+    ok(&e);
+}
+
+#[test]
+fn a_critical_thread_gets_one_turn_on_its_way_back_however_late_the_preemption() {
+    let mut e = engine();
+    let preempted = |tid| Event::Preempted {
+        cpu: 1,
+        tid,
+        handle: 9,
+    };
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 1));
+    e.owner_released(2 * MS, L1, 200);
+    e.waiter_woken(2 * MS, L1, 100, 200);
+    e.wait_finish(3 * MS, 100, L1);
+    // Its wake turn put it behind in the fair class's virtual time: the first preemption on
+    // its way back may come well after the slice, and a fair task would then run ahead of it.
+    let late = 3 * MS + 3 * e.tunables().wake_slice_ns;
+    e.handle(late, preempted(100));
+    assert_eq!(e.stats().get(Counter::WaitTurns), 1);
+    assert_eq!(e.pick(late, 1, 300), Some(100));
+    ok(&e);
+    // Once per wait: after the turn, a preemption before it sleeps gets none.
+    e.tick(late + e.tunables().wake_slice_ns, 1, 100);
+    assert!(!e.is_boosted(100), "the turn ran its slice");
+    assert_eq!(e.published(late).waiting_lanes & (1 << (100 % 64)), 0);
+    e.handle(late + 2 * e.tunables().wake_slice_ns, preempted(100));
+    assert_eq!(e.stats().get(Counter::WaitTurns), 1);
     ok(&e);
 }
 

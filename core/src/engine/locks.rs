@@ -526,17 +526,20 @@ impl<O: Observer> Engine<O> {
     }
 
     /// Critical thread `tid` was preempted on CPU `cpu` and stays queued there, inside a
-    /// tracked wait it has not slept in yet or within `wake_slice_ns` after one ended;
-    /// `handle` is the platform's name for it.
+    /// tracked wait it has not slept in yet or on its way back from one; `handle` is the
+    /// platform's name for it.
     ///
     /// Inside the wait, a boosted blocker queued on that CPU would otherwise run ahead of it
     /// there for as long as its budget lasts, taking the lock again and again before the
     /// waiter gets to sleep and be woken by a release (or, on an owner-hinted futex, before it
     /// gets to see the lock free). The waiter is treated as woken: it gets a wait turn at the
     /// head of that CPU's queue, runs at the next pick, and its sleep or retry ends the turn as
-    /// a woken waiter's does. Just after the wait, it is on its way back from the lock call,
-    /// and a wait for a CPU there is blocking too: it gets the same turn, which ends when it
-    /// sleeps or leaves the CPU, or after `wake_slice_ns`.
+    /// a woken waiter's does. After the wait, until it sleeps, it is on its way back from the
+    /// lock call, and a wait for a CPU there is blocking too: it gets the same turn once, which
+    /// ends when it sleeps or leaves the CPU, or after `wake_slice_ns`. Once is not bounded by
+    /// time: the turns it ran on during the wait put it behind in the fair class's virtual
+    /// time, so a fair task of its weight can run ahead of it for about as long as they lasted
+    /// whenever the first preemption comes.
     #[cold]
     #[inline(never)]
     pub(crate) fn waiter_preempted(&mut self, now: Nanos, cpu: Cpu, tid: Tid, handle: u64) {
@@ -550,10 +553,10 @@ impl<O: Observer> Engine<O> {
                     && self.grant_turn(now, w.lock, tid, Counter::WaitTurns, &mut out)
             }
             Some(_) => false,
-            None => self.critical.wait_done(tid).is_some_and(|d| {
-                now.saturating_sub(d.at) <= self.tun.wake_slice_ns
-                    && self.grant_turn(now, d.lock, tid, Counter::WaitTurns, &mut out)
-            }),
+            None => self
+                .critical
+                .take_wait_done(tid)
+                .is_some_and(|d| self.grant_turn(now, d.lock, tid, Counter::WaitTurns, &mut out)),
         };
         if turned {
             self.enqueue_task(now, cpu, tid, handle, 0);

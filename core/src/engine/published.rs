@@ -71,11 +71,9 @@ impl<O: Observer> Engine<O> {
         let probes = self.probes_given(now, wait_probes);
         let (interest_lanes, boosted_lanes) = self.lanes();
         let woken_lanes = self.detector.woken_lanes();
-        // A critical thread whose wait just ended is on its way back from the lock call.
-        for tid in self
-            .critical
-            .done_since(now.saturating_sub(self.tun.wake_slice_ns))
-        {
+        // A critical thread whose wait ended is on its way back from the lock call until it
+        // sleeps or has had its turn.
+        for tid in self.critical.returning() {
             waiting_lanes |= 1u64 << (tid as u32 % 64);
         }
         let on = self.enabled;

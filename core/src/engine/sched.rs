@@ -48,6 +48,10 @@ impl<O: Observer> Engine<O> {
         if self.ft.may_be_boosted(tid) {
             self.dequeue_slow(now, cpu, tid);
         }
+        if self.critical_filter.may_contain(tid) {
+            // A critical thread that sleeps (or leaves the CPU) is back from its last wait.
+            self.critical.take_wait_done(tid);
+        }
     }
 
     #[inline(never)]

@@ -677,7 +677,7 @@ impl Policy for SuperPass {
         self.sched_hook();
         // The module's pick hook reports the task it preempts (the kernel's `prev`, still
         // queued here) when its lane is in the snapshot's `waiting_lanes`: a critical thread
-        // inside its wait or just back from one (`sp_preempted_waiter`).
+        // inside its wait or on its way back from one (`sp_preempted_waiter`).
         let mut preempted = None;
         if let Some(p) = prev.filter(|&p| Some(p) != next) {
             let task = w.task(p);
