@@ -142,6 +142,9 @@ pub const UI_COLUMNS: &[&str] = &[
 /// the p99.9 rests on one or two samples.
 pub const MIN_SAMPLES: usize = 1000;
 
+/// One frame at 60 Hz, in ns: a wait longer than this drops a frame.
+const FRAME_NS: u64 = 16_666_667;
+
 /// All runs of a comparison, by policy then seed.
 pub struct Comparison {
     /// Scenario name.
@@ -337,6 +340,66 @@ impl Comparison {
         s
     }
 
+    /// Per policy, per seed: the critical threads' binder round trips in ns, sorted.
+    pub fn binder_durations(&self) -> Vec<Vec<Vec<u64>>> {
+        self.runs
+            .iter()
+            .map(|rs| {
+                rs.iter()
+                    .map(|r| {
+                        let mut v = r.binder_ns.clone();
+                        v.sort_unstable();
+                        v
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The critical threads' synchronous binder calls, from the call to the receipt of the
+    /// reply, per policy (Markdown): pooled p50, p99.9 and max, and the calls longer than a
+    /// 60 Hz frame per run; `None` if no critical thread made a call.
+    pub fn binder_table(&self) -> Option<String> {
+        let durs = self.binder_durations();
+        if durs.iter().flatten().all(Vec::is_empty) {
+            return None;
+        }
+        let base = self.policies.iter().position(|p| p.0 == "default");
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "| policy | binder calls (pooled) | p50 µs | p99.9 µs | Δ | max µs | Δ | calls > 16 ms per run |"
+        );
+        let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|");
+        for (i, p) in self.policies.iter().enumerate() {
+            let b = base.map(|b| &durs[b][..]);
+            let (p50, p999, max) = (
+                pooled_cell(&durs[i], b, 0.5),
+                pooled_cell(&durs[i], b, 0.999),
+                pooled_cell(&durs[i], b, 1.0),
+            );
+            let over: Vec<f64> = durs[i]
+                .iter()
+                .map(|d| d.iter().filter(|&&x| x > FRAME_NS).count() as f64)
+                .collect();
+            let (m, ci) = mean_ci(&over);
+            let n = pooled::samples(&durs[i]);
+            let dagger = if n < MIN_SAMPLES { "†" } else { "" };
+            let _ = writeln!(
+                s,
+                "| {} | {n}{dagger} | {} | {} | {} | {} | {} | {} |",
+                p.0,
+                fmt_num(p50.mean),
+                fmt_pm(p999.mean, p999.ci),
+                fmt_change(p.0, &p999, false),
+                fmt_num(max.mean),
+                fmt_change(p.0, &max, false),
+                fmt_pm(m, ci),
+            );
+        }
+        Some(s)
+    }
+
     /// The critical threads' table with the rows of `policies` alone and the columns `keys`
     /// (JSON keys of [`METRICS`]), in the comparison's order.
     pub fn table_for(&self, policies: &[&str], keys: &[&str]) -> String {
@@ -417,12 +480,21 @@ impl Comparison {
         let ui_cells = self.cells_of(Waiters::Ui);
         let n = self.samples(Waiters::Critical);
         let ui_n = self.samples(Waiters::Ui);
+        let binder = self.binder_durations();
         let policies: Vec<Value> = (0..self.policies.len())
             .map(|i| {
                 let mut o = self.json_row(i, &cells[i], n[i], true);
                 let mut ui = self.json_row(i, &ui_cells[i], ui_n[i], false);
                 ui.remove("name");
                 o.insert("ui_only".into(), Value::Object(ui));
+                let calls = pooled::samples(&binder[i]);
+                o.insert("binder_calls".into(), json!(calls));
+                if calls > 0 {
+                    let us = |q| num(pooled::quantile(&binder[i], q) * 1e-3);
+                    o.insert("binder_p50_us".into(), us(0.5));
+                    o.insert("binder_p999_us".into(), us(0.999));
+                    o.insert("binder_max_us".into(), us(1.0));
+                }
                 Value::Object(o)
             })
             .collect();

@@ -15,9 +15,9 @@ use superpass_sim::{plot, policy, run_with, Policy, Scenario};
 /// Discrete-event simulator of a Pixel 8-like phone's scheduler and locks.
 ///
 /// A phone can't be put in CI; this runs Android-scale workloads (scrolling at 60/90/120 Hz,
-/// app launch, heavy background, binder-heavy, an rwsem reader storm, scrolling under
-/// paper-scale load, and the frame loop of the real-kernel guest test sp-frames on its two
-/// vCPUs) against the stock scheduler, Linux priority inheritance and an idealised one, RT-UI
+/// app launch, heavy background, binder-heavy, an exhausted binder pool, an rwsem reader storm,
+/// scrolling under paper-scale load, and the frame loop of the real-kernel guest test sp-frames
+/// on its two vCPUs) against the stock scheduler, Linux priority inheritance and an idealised one, RT-UI
 /// promotion, Proxy Execution (single-runqueue and with donor migration) and SuperPass with and
 /// without futex owner hints, whose decisions come from superpass-core.
 ///
@@ -245,6 +245,9 @@ fn real_main(cli: Cli) -> Result<(), String> {
                 );
             } else {
                 print!("{}", c.table(wide));
+                if let Some(t) = c.binder_table() {
+                    print!("\nSynchronous binder calls of the UI thread and RenderThread, from the call to the receipt of the reply:\n\n{t}");
+                }
             }
             if let Some(p) = plot_path {
                 let title = format!(

@@ -115,6 +115,9 @@ pub struct RunResult {
     pub nr_cpus: u32,
     /// Critical-thread blocking intervals that started after warmup.
     pub blocking: Vec<Blocking>,
+    /// Critical threads' synchronous binder calls that started after warmup, from the call
+    /// to the caller's receipt of the reply, in ns (calls still open at the end are left out).
+    pub binder_ns: Vec<u64>,
     /// Frames completed after warmup.
     pub frames: u64,
     /// Of which missed their deadline.

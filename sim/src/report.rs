@@ -105,6 +105,12 @@ pub fn write(o: &ReportOpts, out: &Path, img: &Path) -> Result<(), String> {
             o.seeds,
             c.table(false)
         );
+        if let Some(t) = c.binder_table() {
+            let _ = writeln!(
+                md,
+                "\nSynchronous binder calls of the UI thread and RenderThread, from the call to the receipt of the reply (not counted as blockings above; Δ vs default on the pooled percentiles):\n\n{t}"
+            );
+        }
     }
     std::fs::write(out, md).map_err(|e| format!("{}: {e}", out.display()))
 }

@@ -14,10 +14,13 @@ mod sched_ops;
 
 use crate::engine::{Ev, EventQueue};
 use crate::explain::Seg;
-use crate::locks::{binder::Pool, Lock, TaskIdx};
+use crate::locks::{
+    binder::{Call, Pool},
+    Lock, TaskIdx,
+};
 use crate::metrics::{Active, Blocking, Cat, LockStat, RunResult};
 use crate::platform::Platform;
-use crate::policy::{Action, LockEvent, LockKind, Policy};
+use crate::policy::{Action, BinderEvent, LockEvent, LockKind, Policy};
 use crate::rng::Stream;
 use crate::sched::{fair, Rq, Sched, State, Task, Why, World};
 use crate::trace::{Name, TraceLog};
@@ -125,6 +128,8 @@ pub struct Sim<P: Policy + ?Sized = dyn Policy> {
     vsync_waiters: Vec<TaskIdx>,
     frames: VecDeque<Frame>,
     frame_seq: u64,
+    /// The last binder call number handed out.
+    call_seq: u32,
     warmup: u64,
     end: u64,
     platform: Platform,

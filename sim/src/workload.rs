@@ -264,6 +264,7 @@ const SCROLL: &str = include_str!("../scenarios/scroll.toml");
 const LAUNCH: &str = include_str!("../scenarios/app-launch.toml");
 const HEAVY: &str = include_str!("../scenarios/heavy-background.toml");
 const BINDER: &str = include_str!("../scenarios/binder-heavy.toml");
+const BINDER_POOL: &str = include_str!("../scenarios/binder-pool.toml");
 const STORM: &str = include_str!("../scenarios/rwsem-storm.toml");
 const PAPER: &str = include_str!("../scenarios/paper-scroll.toml");
 const FRAMES_60: &str = include_str!("../scenarios/frames-60.toml");
@@ -277,6 +278,7 @@ pub const SCENARIOS: &[&str] = &[
     "app-launch",
     "heavy-background",
     "binder-heavy",
+    "binder-pool",
     "rwsem-storm",
     "paper-scroll-60",
     "paper-scroll-120",
@@ -301,6 +303,7 @@ impl Scenario {
             "app-launch" => (LAUNCH, None),
             "heavy-background" => (HEAVY, None),
             "binder-heavy" => (BINDER, None),
+            "binder-pool" => (BINDER_POOL, None),
             "rwsem-storm" => (STORM, None),
             "paper-scroll-60" => (PAPER, Some(60.0)),
             "paper-scroll-120" => (PAPER, Some(120.0)),
@@ -328,6 +331,7 @@ impl Scenario {
             "app-launch" => LAUNCH,
             "heavy-background" => HEAVY,
             "binder-heavy" => BINDER,
+            "binder-pool" => BINDER_POOL,
             "rwsem-storm" => STORM,
             "paper-scroll-60" | "paper-scroll-120" => PAPER,
             "frames-60" => FRAMES_60,

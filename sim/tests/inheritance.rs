@@ -1,6 +1,9 @@
 //! Priority inheritance, proxy execution and what SuperPass can see, on hand-built cases with
 //! known answers.
 
+mod one_cpu;
+
+use one_cpu::ONE_CPU;
 use superpass_sim::{run, Policy, RunResult, Scenario};
 
 /// The scenario text of a lock kind: `mutex`, `rwsem`, or `futex-pi` / `futex-hinted` /
@@ -32,14 +35,7 @@ fn one_cpu_run(kind: &str, read: bool, policy: &str, hold_us: u32, extra: &str) 
         r#"
 name = "pi-case"
 warmup_ms = 0.0
-[platform]
-clusters = [{{ name = "c", count = 1, capacity = 1024 }}]
-groups = [{{ name = "top-app", cpus = [0] }}]
-tick_ns = 4000000
-base_slice_ns = 3000000
-context_switch_ns = 0
-migration_ns = 0
-[[locks]]
+{ONE_CPU}[[locks]]
 name = "l"
 {decl}
 [[threads]]
@@ -305,14 +301,7 @@ fn chain_case(policy: &str, decl: &str) -> f64 {
         r#"
 name = "pi-chain"
 warmup_ms = 0.0
-[platform]
-clusters = [{{ name = "c", count = 1, capacity = 1024 }}]
-groups = [{{ name = "top-app", cpus = [0] }}]
-tick_ns = 4000000
-base_slice_ns = 3000000
-context_switch_ns = 0
-migration_ns = 0
-[[locks]]
+{ONE_CPU}[[locks]]
 name = "a"
 {decl}
 [[locks]]

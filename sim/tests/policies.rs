@@ -2,6 +2,9 @@
 //! shares, no lost wakeups and lock safety (checked after every event), plus every scenario
 //! (both placements, and a kernel-mutex and a PI-futex app lock) running clean.
 
+mod one_cpu;
+
+use one_cpu::ONE_CPU;
 use superpass_sim::locks::visibility::FutexOwner;
 use superpass_sim::policy::by_name;
 use superpass_sim::sim::{RunOpts, Sim};
@@ -83,16 +86,7 @@ fn mutex_app_lock_runs_long(policy: &str) {
 
 /// Two CPU-bound fair threads pinned to one CPU get CPU in proportion to their weights.
 fn shares_follow_weights(policy: &str) {
-    let text = r#"
-name = "weights"
-warmup_ms = 0.0
-[platform]
-clusters = [{ name = "c", count = 1, capacity = 1024 }]
-groups = [{ name = "top-app", cpus = [0] }]
-tick_ns = 4000000
-base_slice_ns = 3000000
-context_switch_ns = 0
-migration_ns = 0
+    let threads = r#"
 [[threads]]
 name = "heavy"
 process = "p"
@@ -104,7 +98,8 @@ process = "p"
 nice = 5
 program = [{ op = "compute", us = 100000 }]
 "#;
-    let sc = Scenario::from_toml(text).unwrap();
+    let text = format!("name = \"weights\"\nwarmup_ms = 0.0\n{ONE_CPU}{threads}");
+    let sc = Scenario::from_toml(&text).unwrap();
     let out = Sim::new(&sc, by_name(policy).unwrap(), 1, 4.0, &CHECKED).run();
     assert!(out.violations.is_empty(), "{:?}", out.violations);
     let t = &out.world.tasks;

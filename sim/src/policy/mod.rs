@@ -99,6 +99,50 @@ impl LockEvent {
     }
 }
 
+/// A synchronous binder call's event, reported where ACK's binder vendor hook would fire
+/// (`include/trace/hooks/binder.h`; docs/binder-percpu-hooks.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinderEvent {
+    /// `caller`'s call number `call` into `pool` is queued
+    /// (`android_vh_binder_proc_transaction_finish`, in the caller's context): `server` is the
+    /// idle pool thread binder chose for it, if there was one.
+    Queued {
+        /// The calling thread.
+        caller: TaskIdx,
+        /// The call's number.
+        call: u32,
+        /// The server's pool.
+        pool: u32,
+        /// The pool thread chosen for it, if one was idle.
+        server: Option<TaskIdx>,
+    },
+    /// Pool thread `server` takes the call (`android_vh_binder_set_priority`, once per call).
+    Taken {
+        /// The call's number.
+        call: u32,
+        /// The pool thread.
+        server: TaskIdx,
+    },
+    /// `server` replied, and the reply woke `caller` (`android_vh_binder_restore_priority`,
+    /// after the wakeup).
+    Replied {
+        /// The call's number.
+        call: u32,
+        /// The pool thread.
+        server: TaskIdx,
+        /// The calling thread.
+        caller: TaskIdx,
+    },
+    /// `caller` read the reply, in its own context (`android_vh_binder_transaction_received`
+    /// with `BR_REPLY`).
+    Received {
+        /// The call's number.
+        call: u32,
+        /// The calling thread.
+        caller: TaskIdx,
+    },
+}
+
 /// A change a policy asks the simulator to make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -173,6 +217,9 @@ pub trait Policy: Send {
 
     /// A lock event on `cpu`.
     fn lock_event(&mut self, _w: &World, _cpu: u32, _ev: LockEvent, _out: &mut Vec<Action>) {}
+
+    /// A synchronous binder call's event on `cpu`; called only if [`Self::lock_hooks`].
+    fn binder_event(&mut self, _w: &World, _cpu: u32, _ev: BinderEvent, _out: &mut Vec<Action>) {}
 
     /// Whether a waiter on this kind of lock stays on its runqueue as a donor.
     fn blocks_in_place(&self, _kind: LockKind) -> bool {

@@ -17,18 +17,18 @@
 
 use super::kernel_view::{visible, Device};
 use super::probe_view::ProbeView;
-use super::{Action, LockEvent, LockKind, Policy, PolicyStats};
+use super::{Action, BinderEvent, LockEvent, LockKind, Policy, PolicyStats};
 use crate::locks::visibility::Visibility;
 use crate::locks::{Lock, TaskIdx};
-use crate::sched::{State, World};
+use crate::sched::{State, Why, World};
 use crate::workload::ThreadRole;
 use std::collections::HashSet;
 use superpass_core::abi::{self, Message, Request};
 use superpass_core::platform::{self, CurrentWait, Handle, Platform, PushView, WaitRecord};
-use superpass_core::tunables::READER_TABLE_WAYS;
+use superpass_core::tunables::{MAX_POOL_SCAN, READER_TABLE_WAYS};
 use superpass_core::{
-    gates, Answer, Engine, Event, LockId, Nanos, Observer, Published, RevokeReason, Role, Running,
-    Tid, MAX_CPUS,
+    binder_txn_lock, gates, lock_lane, Answer, Engine, Event, LockId, Nanos, Observer, Published,
+    RevokeReason, Role, Running, Tid, MAX_CPUS,
 };
 
 /// CPU time charged per hook call: LAVD's measured cost of a tracepoint probe (130 ns),
@@ -249,11 +249,32 @@ impl SuperPass {
         (&mut self.engine, host)
     }
 
-    /// Whether the module's rwsem wait probe would report the holders it sees before `waiter`'s
-    /// wait: its gate and the waiter's lane in the published snapshot.
-    fn sees_holders(&mut self, now: Nanos, waiter: Tid) -> bool {
+    /// Whether the module's wait probes would report `waiter`'s wait, with the holders they see
+    /// (an rwsem's, a binder call's): their gate and the waiter's lane in the published
+    /// snapshot (`sp_waits_matter`, `sp_may_matter`).
+    fn may_matter(&mut self, now: Nanos, waiter: Tid) -> bool {
         let p = self.engine.published(now);
         p.gates & gates::WAITS != 0 && lane(p.interest_lanes, waiter)
+    }
+
+    /// Whether tracked waits may be on `lock` by its lane in the published snapshot
+    /// (`sp_lock_may_matter`), the test the module's binder probes make for a call's events.
+    fn lock_may_matter(&mut self, now: Nanos, lock: LockId) -> bool {
+        self.engine.published(now).lock_lanes & (1 << lock_lane(lock)) != 0
+    }
+
+    /// The busy threads of pool `pool` as the module's proc-transaction probe finds them for a
+    /// call that found none idle (`sp_binder_busy_pool`): of the pool's first
+    /// [`MAX_POOL_SCAN`] threads, at most [`READER_TABLE_WAYS`] not parked waiting for work.
+    fn busy_pool(w: &World, pool: u32) -> Vec<Tid> {
+        w.tasks
+            .iter()
+            .filter(|t| t.pool == Some(pool))
+            .take(MAX_POOL_SCAN)
+            .filter(|t| t.state != State::Blocked(Why::Serve))
+            .take(READER_TABLE_WAYS)
+            .map(|t| t.tid)
+            .collect()
     }
 
     /// Whether the module's dequeue probe would report `tid`'s sleep: its gate and its lane
@@ -606,7 +627,7 @@ impl Policy for SuperPass {
                 kind: LockKind::RwsemRead | LockKind::RwsemWrite,
                 owner,
                 ..
-            } if self.sees_holders(w.now, Self::tid(w, waiter)) => {
+            } if self.may_matter(w.now, Self::tid(w, waiter)) => {
                 let readers: Vec<Tid> = match owner {
                     Some(_) => Vec::new(),
                     None => self
@@ -635,6 +656,79 @@ impl Policy for SuperPass {
         }
         self.drain(w, out);
         self.refresh_probes(w.now);
+    }
+
+    fn binder_event(&mut self, w: &World, cpu: u32, ev: BinderEvent, out: &mut Vec<Action>) {
+        let now = w.now;
+        // The module's binder probes (superpass_binder.c): a sync call is a wait of its caller
+        // from the moment it is queued, on a lock named by the call's number; the server that
+        // takes it owns it; the reply releases it and wakes the caller, whose receipt ends it.
+        match ev {
+            BinderEvent::Queued {
+                caller,
+                call,
+                pool,
+                server,
+            } => {
+                let waiter = Self::tid(w, caller);
+                if !self.may_matter(now, waiter) {
+                    return;
+                }
+                self.hook(cpu, out);
+                let lock = binder_txn_lock(call);
+                let owner = Self::opt_tid(w, server);
+                let busy = match server {
+                    Some(_) => Vec::new(),
+                    None => Self::busy_pool(w, pool),
+                };
+                let start = Event::WaitStart {
+                    waiter,
+                    lock,
+                    kind: LockKind::Binder,
+                    owner: (owner > 0).then_some(owner),
+                    cpu,
+                };
+                let (e, mut host) = self.split(w, out, None);
+                platform::wait_start_seen(e, &mut host, now, start, lock, owner, &busy);
+            }
+            BinderEvent::Taken { call, server } => {
+                let lock = binder_txn_lock(call);
+                if !self.lock_may_matter(now, lock) {
+                    return;
+                }
+                self.hook(cpu, out);
+                let tid = Self::tid(w, server);
+                let (e, mut host) = self.split(w, out, None);
+                platform::lock_event(e, &mut host, now, Event::from_hook_owner(lock, tid, true));
+            }
+            BinderEvent::Replied {
+                call,
+                server,
+                caller,
+            } => {
+                let lock = binder_txn_lock(call);
+                if !self.lock_may_matter(now, lock) {
+                    return;
+                }
+                self.hook(cpu, out);
+                let (server, caller) = (Self::tid(w, server), Self::tid(w, caller));
+                let evs = Event::from_hook_binder_reply(lock, server, caller);
+                let (e, mut host) = self.split(w, out, None);
+                platform::lock_events(e, &mut host, now, evs);
+            }
+            BinderEvent::Received { call, caller } => {
+                let caller = Self::tid(w, caller);
+                if !self.may_matter(now, caller) {
+                    return;
+                }
+                self.hook(cpu, out);
+                let done = Event::from_hook_binder_received(caller, binder_txn_lock(call));
+                let (e, mut host) = self.split(w, out, None);
+                platform::lock_event(e, &mut host, now, done);
+            }
+        }
+        self.drain(w, out);
+        self.refresh_probes(now);
     }
 
     #[inline]

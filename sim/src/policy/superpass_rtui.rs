@@ -24,7 +24,7 @@
 
 use super::rtui::RtUi;
 use super::superpass::SuperPass;
-use super::{Action, LockEvent, Policy, PolicyStats};
+use super::{Action, BinderEvent, LockEvent, Policy, PolicyStats};
 use crate::locks::TaskIdx;
 use crate::sched::World;
 
@@ -90,6 +90,10 @@ impl Policy for SuperPassRtUi {
         }
         out.append(&mut pi);
         self.pi_out = pi;
+    }
+
+    fn binder_event(&mut self, w: &World, cpu: u32, ev: BinderEvent, out: &mut Vec<Action>) {
+        self.sp.binder_event(w, cpu, ev, out);
     }
 
     fn enqueue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {

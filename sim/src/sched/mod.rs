@@ -7,7 +7,10 @@ pub mod fair;
 pub mod rt;
 
 use crate::locks::visibility::Visibility;
-use crate::locks::{binder::Pool, Lock, TaskIdx};
+use crate::locks::{
+    binder::{Call, Pool},
+    Lock, TaskIdx,
+};
 use crate::workload::ThreadRole;
 
 /// A Linux thread id.
@@ -166,6 +169,8 @@ pub struct Task {
     pub vsync_ts: u64,
     /// Caller being served (binder server).
     pub serving: Option<TaskIdx>,
+    /// The synchronous binder call this task made and has not yet read the reply to.
+    pub call: Option<Call>,
     /// Binder pool served.
     pub pool: Option<u32>,
     /// Timer generation (stale timers are ignored).

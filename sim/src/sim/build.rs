@@ -106,6 +106,7 @@ impl<P: Policy + ?Sized> Sim<P> {
                     sync_sender: None,
                     vsync_ts: 0,
                     serving: None,
+                    call: None,
                     pool: spec
                         .pool
                         .as_ref()
@@ -168,6 +169,7 @@ impl<P: Policy + ?Sized> Sim<P> {
             vsync_waiters: Vec::new(),
             frames: VecDeque::new(),
             frame_seq: 0,
+            call_seq: 0,
             warmup: (sc.warmup_ms * 1e6) as u64,
             end: (seconds * 1e9) as u64,
             platform: p,

@@ -12,6 +12,19 @@ impl<P: Policy + ?Sized> Sim<P> {
                 return Flow::Blocked;
             }
         }
+        if let Some(call) = self.w.tasks[ti].call.filter(|c| c.replied) {
+            // Back from its binder call: it reads the reply.
+            self.w.tasks[ti].call = None;
+            if self.critical[ti] && call.since >= self.warmup {
+                self.res.binder_ns.push(self.w.now - call.since);
+            }
+            let cpu = self.w.tasks[ti].cpu;
+            let received = BinderEvent::Received {
+                call: call.id,
+                caller: t,
+            };
+            self.binder_event(cpu, received);
+        }
         for _ in 0..100_000 {
             let task = &mut self.w.tasks[ti];
             let prog = &self.progs[task.prog as usize];
@@ -101,7 +114,21 @@ impl<P: Policy + ?Sized> Sim<P> {
                 }
                 Op::BinderCall(pool) => {
                     self.slice_begin(t, Name::Binder(pool));
+                    self.call_seq += 1;
+                    let call = self.call_seq;
+                    self.w.tasks[ti].call = Some(Call {
+                        id: call,
+                        since: self.w.now,
+                        replied: false,
+                    });
                     let server = self.w.pools[pool as usize].call(t);
+                    let queued = BinderEvent::Queued {
+                        caller: t,
+                        call,
+                        pool,
+                        server,
+                    };
+                    self.binder_event(cpu, queued);
                     self.block(t, Why::Binder);
                     if let Some(s) = server {
                         self.wake(s, Some(cpu));
@@ -113,6 +140,13 @@ impl<P: Policy + ?Sized> Sim<P> {
                     match self.w.pools[pool].serve(t) {
                         Some(c) => {
                             self.w.tasks[ti].serving = Some(c);
+                            if let Some(call) = self.w.tasks[c as usize].call {
+                                let taken = BinderEvent::Taken {
+                                    call: call.id,
+                                    server: t,
+                                };
+                                self.binder_event(cpu, taken);
+                            }
                             let ce = self.w.tasks[c as usize].eff;
                             let own = self.w.tasks[ti].own;
                             if !ce.is_rt() && !own.is_rt() && ce.nice < own.nice {
@@ -131,6 +165,16 @@ impl<P: Policy + ?Sized> Sim<P> {
                         self.set_base(t, own);
                         self.slice_end(c, Name::Binder(0));
                         self.wake(c, Some(cpu));
+                        if let Some(call) = self.w.tasks[c as usize].call.as_mut() {
+                            call.replied = true;
+                            let id = call.id;
+                            let replied = BinderEvent::Replied {
+                                call: id,
+                                server: t,
+                                caller: c,
+                            };
+                            self.binder_event(cpu, replied);
+                        }
                     }
                 }
                 Op::Branch(p, skip) => {

@@ -34,6 +34,13 @@ impl<P: Policy + ?Sized> Sim<P> {
         }
     }
 
+    pub(super) fn binder_event(&mut self, cpu: u32, ev: BinderEvent) {
+        if self.lock_hooks {
+            self.policy.binder_event(&self.w, cpu, ev, &mut self.out);
+            self.apply();
+        }
+    }
+
     pub(super) fn lock_kind(&self, l: u32, read: bool) -> LockKind {
         match &self.w.locks[l as usize] {
             Lock::Mutex(_) => LockKind::Mutex,
