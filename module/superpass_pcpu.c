@@ -6,8 +6,15 @@
  *
  * A percpu_rw_semaphore keeps no owner, so the writer is recorded here when
  * it has taken the lock (android_vh_record_pcpu_rwsem_starttime with a start
- * time while sem->block is set) and forgotten when it releases it
- * (android_vh_percpu_rwsem_up_write, the writer still holding it). A thread
+ * time while sem->block is set and no writer waits in sem->writer for the
+ * readers to leave) and forgotten when it releases it (android_vh_percpu_rwsem_up_write, the
+ * writer still holding it). The release is not reported while tracked waits
+ * are on the semaphore: it wakes them only if the writer does not take the
+ * semaphore again first (percpu_rwsem_wake_function()'s trylock can be
+ * stolen), which a cgroup mover does at once, and then the waiters sleep on
+ * until its next release. So the writer stays their blocker until each of
+ * them takes the semaphore (its record ends the wait, and with it the grant)
+ * or it exits or runs out of budget. A thread
  * that queues on the semaphore (android_vh_percpu_rwsem_wq_add) waits on that
  * writer, or, before it has recorded itself, on the writer waiting for the
  * readers to leave (sem->writer). To the engine these are rwsem waits: a
@@ -92,8 +99,13 @@ void sp_probe_pcpu_record(void *d, struct percpu_rw_semaphore *sem,
 	/* A release: up_write reports the writer's; a reader's changes nothing. */
 	if (!settime)
 		return;
-	/* Taken: by the writer if it blocks readers, else by a reader. */
-	writer = atomic_read(&sem->block);
+	/*
+	 * Taken: by the writer if it blocks readers and no writer waits for them
+	 * to leave, else by a reader. A reader that got in before a new writer set
+	 * sem->block records while that writer drains the readers: naming it would
+	 * lose the writer, the waiters' real blocker, as soon as it leaves.
+	 */
+	writer = atomic_read(&sem->block) && !rcu_access_pointer(sem->writer.task);
 	if (writer) {
 		slot = sp_pcpu_slot(sem, true);
 		if (slot)
@@ -109,7 +121,8 @@ void sp_probe_pcpu_up_write(void *d, struct percpu_rw_semaphore *sem)
 
 	if (slot)
 		WRITE_ONCE(*slot, 0);
-	if (!sp_waits_matter() || !sp_lock_may_matter(sem))
+	/* With tracked waits on it the writer stays their blocker (see the top). */
+	if (!sp_ownership_matters() || sp_lock_may_matter(sem))
 		return;
 	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, false);
 }

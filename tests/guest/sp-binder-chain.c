@@ -43,179 +43,47 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/android/binder.h>
-#include <linux/android/binderfs.h>
 #include "superpass_uapi.h"
 #include "superpass_testdev.h"
 #include "sp_harness.h"
+#include "sp_binder.h"
 
 #define MAX_SAMPLES (1 << 20)
 #define MIN_WAITS 1000
-#define MAP_SIZE (1024 * 1024)
 #define CODE_CRITICAL 1
 #define CODE_BACKGROUND 2
 
 static const char *scenario = "chain";
 static int duration = 10, nhogs = 4, work_us = 500, period_us = 1000;
 static double min_reduction = -1;
-static char devpath[600];
 static uint64_t *samples;
 static atomic_long nsamples;
 static atomic_int stop_mode;
-
-/* Opens the test's binder device and maps its buffer: every binder user needs both. */
-static int binder_open(void)
-{
-	int fd = open(devpath, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0) {
-		fprintf(stderr, "open %s: %s\n", devpath, strerror(errno));
-		exit(2);
-	}
-	if (mmap(NULL, MAP_SIZE, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED) {
-		perror("binder mmap");
-		exit(2);
-	}
-	return fd;
-}
-
-static int write_read(int fd, void *wbuf, size_t wlen, void *rbuf, size_t rlen, size_t *got)
-{
-	struct binder_write_read bwr = {
-		.write_size = wlen, .write_buffer = (binder_uintptr_t)(uintptr_t)wbuf,
-		.read_size = rlen, .read_buffer = (binder_uintptr_t)(uintptr_t)rbuf,
-	};
-	int r;
-
-	do
-		r = ioctl(fd, BINDER_WRITE_READ, &bwr);
-	while (r < 0 && errno == EINTR);
-	if (got)
-		*got = bwr.read_consumed;
-	return r;
-}
-
-struct __attribute__((packed)) cmd_txn {
-	uint32_t cmd;
-	struct binder_transaction_data tr;
-};
-
-struct __attribute__((packed)) cmd_free_reply {
-	uint32_t free_cmd;
-	binder_uintptr_t buffer;
-	uint32_t reply_cmd;
-	struct binder_transaction_data tr;
-};
-
-/*
- * Walks the returned commands in @buf until the one that ends a call: the
- * reply (frees its buffer; returns 1) or an error (returns -1); 0 if neither
- * came yet.
- */
-static int scan_reply(int fd, const uint8_t *buf, size_t len)
-{
-	size_t off = 0;
-
-	while (off + sizeof(uint32_t) <= len) {
-		uint32_t cmd;
-
-		memcpy(&cmd, buf + off, sizeof(cmd));
-		off += sizeof(cmd);
-		switch (cmd) {
-		case BR_NOOP:
-		case BR_TRANSACTION_COMPLETE:
-			break;
-		case BR_REPLY: {
-			struct binder_transaction_data tr;
-			struct __attribute__((packed)) { uint32_t cmd; binder_uintptr_t buffer; } fb;
-
-			memcpy(&tr, buf + off, sizeof(tr));
-			off += sizeof(tr);
-			fb.cmd = BC_FREE_BUFFER;
-			fb.buffer = tr.data.ptr.buffer;
-			write_read(fd, &fb, sizeof(fb), NULL, 0, NULL);
-			return 1;
-		}
-		case BR_DEAD_REPLY:
-		case BR_FAILED_REPLY:
-			fprintf(stderr, "binder call failed (0x%x)\n", cmd);
-			return -1;
-		default:
-			fprintf(stderr, "unexpected binder return 0x%x\n", cmd);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* One synchronous call to the context manager; 0 once its reply came. */
-static int call(int fd, uint32_t code)
-{
-	struct cmd_txn w = { .cmd = BC_TRANSACTION };
-	uint8_t rbuf[256];
-	size_t got;
-	int r;
-
-	w.tr.target.handle = 0;
-	w.tr.code = code;
-	if (write_read(fd, &w, sizeof(w), rbuf, sizeof(rbuf), &got) < 0)
-		return -1;
-	while (!(r = scan_reply(fd, rbuf, got)))
-		if (write_read(fd, NULL, 0, rbuf, sizeof(rbuf), &got) < 0)
-			return -1;
-	return r < 0 ? -1 : 0;
-}
 
 /* ---- the server process ---- */
 
 static int server_fd, pool_nice;
 
+/* What a pool thread does for a call before it replies. */
+static void handle(uint32_t code)
+{
+	if (code == CODE_CRITICAL && !strcmp(scenario, "chain"))
+		lock_op(SPT_OP_MUTEX, 10, NULL);
+	else if (code == CODE_BACKGROUND)
+		burn(work_us * burn_loops_per_us);
+}
+
 /* Serves calls until the process is killed: a pool thread of the context manager. */
 static void *looper(void *arg)
 {
-	uint32_t enter = BC_ENTER_LOOPER;
-	uint8_t rbuf[512];
-
 	set_nice(pool_nice);
-	write_read(server_fd, &enter, sizeof(enter), NULL, 0, NULL);
-	for (;;) {
-		size_t got, off = 0;
-
-		if (write_read(server_fd, NULL, 0, rbuf, sizeof(rbuf), &got) < 0) {
-			perror("server BINDER_WRITE_READ");
-			exit(1);
-		}
-		while (off + sizeof(uint32_t) <= got) {
-			uint32_t cmd;
-
-			memcpy(&cmd, rbuf + off, sizeof(cmd));
-			off += sizeof(cmd);
-			if (cmd == BR_NOOP || cmd == BR_TRANSACTION_COMPLETE || cmd == BR_SPAWN_LOOPER)
-				continue;
-			if (cmd != BR_TRANSACTION) {
-				fprintf(stderr, "server: unexpected binder return 0x%x\n", cmd);
-				exit(1);
-			}
-			struct binder_transaction_data tr;
-			struct cmd_free_reply fr = { .free_cmd = BC_FREE_BUFFER, .reply_cmd = BC_REPLY };
-
-			memcpy(&tr, rbuf + off, sizeof(tr));
-			off += sizeof(tr);
-			if (tr.code == CODE_CRITICAL && !strcmp(scenario, "chain"))
-				lock_op(SPT_OP_MUTEX, 10, NULL);
-			else if (tr.code == CODE_BACKGROUND)
-				burn(work_us * burn_loops_per_us);
-			fr.buffer = tr.data.ptr.buffer;
-			write_read(server_fd, &fr, sizeof(fr), NULL, 0, NULL);
-		}
-	}
+	sp_binder_loop(server_fd, handle);
 	return NULL;
 }
 
@@ -237,16 +105,12 @@ static void *holder(void *arg)
 static void server(int nthreads)
 {
 	pthread_t th;
-	int zero = 0;
 
 	/* The holder's marks, for the captures the client's long calls freeze. */
 	atomic_store(&marker_fd, open(TR "trace_marker", O_WRONLY | O_CLOEXEC));
-	server_fd = binder_open();
-	if (ioctl(server_fd, BINDER_SET_MAX_THREADS, &zero) < 0 ||
-	    ioctl(server_fd, BINDER_SET_CONTEXT_MGR, &zero) < 0) {
-		perror("server: BINDER_SET_MAX_THREADS / BINDER_SET_CONTEXT_MGR");
+	server_fd = sp_binder_open();
+	if (sp_binder_become_manager(server_fd))
 		exit(2);
-	}
 	if (!strcmp(scenario, "chain"))
 		pthread_create(&th, NULL, holder, NULL);
 	for (int i = 1; i < nthreads; i++)
@@ -263,11 +127,11 @@ static atomic_int critical_ready;
 /* The background client of the pool scenario: nice 10, one call after another. */
 static void *background(void *arg)
 {
-	int fd = binder_open();
+	int fd = sp_binder_open();
 
 	set_nice(10);
 	while (!atomic_load(&stop_all))
-		if (call(fd, CODE_BACKGROUND))
+		if (sp_binder_call(fd, CODE_BACKGROUND))
 			break;
 	return NULL;
 }
@@ -287,7 +151,7 @@ static void *critical(void *arg)
 		/* The itemizer (superpass-trace) reads each call as a wait between these marks. */
 		mark("B|%ld|lockwait:binder\n", syscall(SYS_gettid));
 		t = now_ns();
-		if (call(client_fd, CODE_CRITICAL)) {
+		if (sp_binder_call(client_fd, CODE_CRITICAL)) {
 			fprintf(stderr, "critical call failed\n");
 			exit(1);
 		}
@@ -354,29 +218,6 @@ static int run_mode(const char *mode, struct mode_result *r)
 	return 0;
 }
 
-/* Creates the test's binder device on binder-control and names its path. */
-static int make_device(const char *binderfs)
-{
-	struct binderfs_device dev = { 0 };
-	char ctl[256];
-	int fd;
-
-	snprintf(ctl, sizeof(ctl), "%s/binder-control", binderfs);
-	fd = open(ctl, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "open %s: %s\n", ctl, strerror(errno));
-		return -1;
-	}
-	snprintf(dev.name, sizeof(dev.name), "spchain%d", getpid());
-	if (ioctl(fd, BINDER_CTL_ADD, &dev) < 0) {
-		perror("BINDER_CTL_ADD");
-		return -1;
-	}
-	close(fd);
-	snprintf(devpath, sizeof(devpath), "%s/%s", binderfs, dev.name);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	char modes_arg[128] = "off,on", key[32];
@@ -407,7 +248,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "-D BINDERFS is required; -s chain or pool\n");
 		return 2;
 	}
-	if (sp_open_devices() || make_device(binderfs))
+	if (sp_open_devices() || sp_binder_make_device(binderfs, "spchain"))
 		return 2;
 	calibrate();
 	pool_nice = strcmp(scenario, "chain") ? 10 : -10;
@@ -418,9 +259,9 @@ int main(int argc, char **argv)
 		_exit(1);
 	}
 	samples = calloc(MAX_SAMPLES, sizeof(uint64_t));
-	client_fd = binder_open();
+	client_fd = sp_binder_open();
 	/* The server is ready once a call comes back. */
-	for (int i = 0; call(client_fd, 0); i++) {
+	for (int i = 0; sp_binder_call(client_fd, 0); i++) {
 		if (i == 50) {
 			fprintf(stderr, "the server never answered\n");
 			kill(srv, SIGKILL);

@@ -19,6 +19,11 @@
  *   pagefault COUNT rounds of mmap, a write fault on the new page, munmap:
  *             the per-VMA read lock of the fault and the mmap_lock writes,
  *             the rwsem paths every app takes all the time.
+ *   binderpp  COUNT synchronous binder calls from this process to a context
+ *             manager in a child process, on a device of its own on the
+ *             binderfs mount $SP_BINDERFS (default /dev/binderfs), both
+ *             pinned as pingpong is: every binder hook on the call and the
+ *             reply path (ACK's, vm/patches/0010). ns per call.
  *   readlock  COUNT uncontended down_read/up_read pairs of a kernel rwsem
  *             inside one ioctl of /dev/superpass-test (sp_testdev.ko), timed
  *             in the kernel: the reader hooks alone, without syscall cost.
@@ -41,7 +46,7 @@
  *             thread), waits for the test rwsem for reading while another
  *             thread holds it for writing, then leaves CRIT alone registered.
  *
- * usage: sp-overhead mutex|pingpong|futexwake|futexpp|futexpp-hint|pagefault|readlock [COUNT]
+ * usage: sp-overhead mutex|pingpong|futexwake|futexpp|futexpp-hint|pagefault|binderpp|readlock [COUNT]
  *        prints the ns value only
  *        sp-overhead engage CRIT
  *        sp-overhead boostload SECS [noreg]
@@ -61,10 +66,14 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <signal.h>
 
 #include "superpass_testdev.h"
 #include "superpass_uapi.h"
+#include "sp_binder.h"
 
 static int a[2], b[2];
 static long count;
@@ -185,6 +194,52 @@ static void pin_cpu0(void)
 	CPU_SET(env ? atoi(env) : 0, &set);
 	/* Threads created afterwards inherit the affinity. */
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * binderpp: @n calls to a context manager in a child process; ns per call,
+ * or a negative value if the device or the server failed.
+ */
+static double binderpp(long n)
+{
+	const char *fs = getenv("SP_BINDERFS");
+	double ns = -1;
+	uint64_t t;
+	pid_t srv;
+	int fd;
+
+	if (sp_binder_make_device(fs ? fs : "/dev/binderfs", "spov"))
+		return -1;
+	pin_cpu0();
+	srv = fork();
+	if (srv == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		fd = sp_binder_open();
+		if (sp_binder_become_manager(fd))
+			_exit(2);
+		sp_binder_loop(fd, NULL);
+		_exit(1);
+	}
+	fd = sp_binder_open();
+	/* The server is ready once a call comes back. */
+	for (int i = 0; sp_binder_call(fd, 0); i++) {
+		if (i == 50) {
+			fprintf(stderr, "sp-overhead binderpp: the server never answered\n");
+			goto out;
+		}
+		usleep(100000);
+	}
+	t = now_ns();
+	for (long i = 0; i < n; i++) {
+		if (sp_binder_call(fd, 1))
+			goto out;
+	}
+	ns = (double)(now_ns() - t) / n;
+out:
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	unlink(sp_binder_path);
+	return ns;
 }
 
 static atomic_int boost_stop;
@@ -313,6 +368,13 @@ int main(int argc, char **argv)
 			p[0] = 1;
 			munmap((void *)p, 4096);
 		}
+	} else if (!strcmp(argv[1], "binderpp")) {
+		double ns = binderpp(count);
+
+		if (ns < 0)
+			return 1;
+		printf("%.1f\n", ns);
+		return 0;
 	} else if (!strcmp(argv[1], "readlock")) {
 		struct spt_loop l = { .op = SPT_OP_READ, .count = (uint32_t)count };
 		int fd = open("/dev/superpass-test", O_RDWR);

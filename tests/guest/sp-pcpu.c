@@ -104,6 +104,8 @@ static int run_mode(const char *mode, int secs, int nhogs, int period_us, long m
 	uint64_t *v = calloc(cap, sizeof(*v));
 	pthread_t hogs[MAX_THREADS], mv, t;
 	int nice, on = mode_superpass(mode);
+	long tid = syscall(SYS_gettid);
+	char key[32];
 	uint64_t start, end, next;
 	void *ret;
 
@@ -120,6 +122,9 @@ static int run_mode(const char *mode, int secs, int nhogs, int period_us, long m
 		pthread_create(&hogs[i], NULL, hog, (void *)i);
 	pthread_create(&mv, NULL, mover, NULL);
 	usleep(100000);
+	/* Creates over 16 ms with SuperPass on are captured for superpass-trace to itemize. */
+	if (on)
+		lw_start(mode_key(mode, key, sizeof(key)));
 	start = now_ns();
 	end = start + (uint64_t)secs * 1000000000ULL;
 	next = start;
@@ -128,15 +133,19 @@ static int run_mode(const char *mode, int secs, int nhogs, int period_us, long m
 
 		if ((now >= end && n >= min_waits) || now >= start + 3ULL * secs * 1000000000ULL)
 			break;
+		mark("B|%ld|lockwait:pcpu\n", tid);
 		t0 = now_ns();
 		if (pthread_create(&t, NULL, noop, NULL))
 			break;
 		t1 = now_ns();
+		mark("E|%ld\n", tid);
+		lw_note(t0, t1 - t0);
 		pthread_join(t, NULL);
 		v[n++] = t1 - t0;
 		next += (uint64_t)period_us * 1000;
 		sleep_until_mono(next > now_ns() ? next : now_ns());
 	}
+	lw_stop();
 	atomic_store(&mover_stop, 1);
 	atomic_store(&stop_all, 1);
 	pthread_join(mv, &ret);
@@ -147,6 +156,7 @@ static int run_mode(const char *mode, int secs, int nhogs, int period_us, long m
 	set_nice(0);
 	r->moves = atomic_load(&moves);
 	summarize_waits(v, n, &r->w);
+	r->w.long_captured = on ? lw_captured() : 0;
 	free(v);
 	return ret ? -1 : 0;
 }
