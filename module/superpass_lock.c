@@ -83,14 +83,20 @@ void sp_probe_mutex_wait_start(void *d, struct mutex *lock)
  */
 void sp_report_wait_end(const void *lock, bool owns)
 {
+	bool waited, owner;
 	u64 now;
 
 	if (!sp_waits_matter())
 		return;
+	/* The percpu record probe ends here at every read acquire: no clock read for those. */
+	waited = sp_may_matter(current->pid);
+	owner = owns && sp_lock_may_matter(lock);
+	if (!waited && !owner)
+		return;
 	now = sp_now();
-	if (sp_may_matter(current->pid))
+	if (waited)
 		sp_hook_wait_finish(now, current->pid, (u64)(unsigned long)lock);
-	if (owns && sp_lock_may_matter(lock))
+	if (owner)
 		sp_hook_owner(now, (u64)(unsigned long)lock, current->pid, true);
 }
 
