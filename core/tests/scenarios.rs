@@ -64,6 +64,15 @@ fn waiting_on(capacities: &[u32], cpu: u32) -> Engine<Log> {
     e
 }
 
+/// `tid` was preempted on CPU 1 and stays queued there (the platform's handle 9).
+fn preempted(tid: Tid) -> Event<'static> {
+    Event::Preempted {
+        cpu: 1,
+        tid,
+        handle: 9,
+    }
+}
+
 /// `waiter`'s wait on `lock` for `owner` starts on CPU `cpu`, as the wait hooks report it.
 fn wait_on(waiter: Tid, lock: u64, kind: LockKind, owner: Tid, cpu: u32) -> Event<'static> {
     Event::WaitStart {
@@ -2147,11 +2156,7 @@ fn a_critical_waiter_preempted_before_it_sleeps_runs_ahead_of_its_blocker() {
     );
     assert_ne!(e.published(MS).waiting_lanes & (1 << (100 % 64)), 0);
     // An unrelated wakeup preempts 100 before it sleeps: it stays queued on CPU 1.
-    let preempted = Event::Preempted {
-        cpu: 1,
-        tid: 100,
-        handle: 9,
-    };
+    let preempted = preempted(100);
     assert_eq!(e.handle(MS + 10_000, preempted), Answer::None);
     assert_eq!(e.stats().get(Counter::WaitTurns), 1);
     let pick = Event::Pick {
@@ -2190,11 +2195,6 @@ fn a_critical_waiter_preempted_before_it_sleeps_runs_ahead_of_its_blocker() {
 #[test]
 fn a_preempted_thread_without_an_open_critical_wait_gets_no_turn() {
     let mut e = engine();
-    let preempted = |tid| Event::Preempted {
-        cpu: 1,
-        tid,
-        handle: 9,
-    };
     e.handle(MS, preempted(100));
     e.handle(MS, preempted(300));
     e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 1));
@@ -2226,11 +2226,6 @@ fn a_preempted_thread_without_an_open_critical_wait_gets_no_turn() {
 #[test]
 fn a_critical_thread_gets_one_turn_on_its_way_back_however_late_the_preemption() {
     let mut e = engine();
-    let preempted = |tid| Event::Preempted {
-        cpu: 1,
-        tid,
-        handle: 9,
-    };
     e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 1));
     e.owner_released(2 * MS, L1, 200);
     e.waiter_woken(2 * MS, L1, 100, 200);
@@ -2262,11 +2257,7 @@ fn a_critical_thread_preempted_on_its_way_back_from_the_lock_call_runs_ahead_of_
     assert!(!e.is_boosted(100), "its wake turn ended with its wait");
     assert_ne!(e.published(3 * MS).waiting_lanes & lane, 0);
     // An interrupt's wakeup preempts it before it returns from the lock call.
-    let preempted = Event::Preempted {
-        cpu: 1,
-        tid: 100,
-        handle: 9,
-    };
+    let preempted = preempted(100);
     e.handle(3 * MS + 100_000, preempted);
     assert_eq!(e.stats().get(Counter::WaitTurns), 1);
     assert_eq!(e.pick(3 * MS + 100_000, 1, 300), Some(100));
