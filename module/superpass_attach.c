@@ -109,7 +109,7 @@
 	X(PCPU_WQ_ADD, android_vh_percpu_rwsem_wq_add, sp_probe_pcpu_wq_add,			\
 	  SP_MECH_PCPU_RWSEM, 0)								\
 	X(PCPU_RECORD, android_vh_record_pcpu_rwsem_starttime, sp_probe_pcpu_record,		\
-	  SP_MECH_PCPU_RWSEM, 0)								\
+	  SP_MECH_PCPU_RWSEM, SP_PROBES_READERS)						\
 	X(PCPU_UP_WRITE, android_vh_percpu_rwsem_up_write, sp_probe_pcpu_up_write,		\
 	  SP_MECH_PCPU_RWSEM, 0)
 /* The scheduler hooks: restricted, at most two probes each, never detached. */
@@ -264,8 +264,10 @@ static void sp_probes_set(u32 want)
 	/* No probe of a dropped group runs past this point. */
 	tracepoint_synchronize_unregister();
 	/* Readers that leave from now on are not seen: their entries would go stale. */
-	if (drop & SP_PROBES_READERS)
+	if (drop & SP_PROBES_READERS) {
 		sp_readers_clear();
+		sp_pcpu_clear();
+	}
 }
 
 static void sp_probes_fn(struct work_struct *work)

@@ -296,6 +296,10 @@ void sp_report_wait_end(const void *lock, bool owns);
 struct percpu_rw_semaphore;
 void sp_probe_pcpu_wq_add(void *d, struct percpu_rw_semaphore *sem, bool reader);
 void sp_probe_pcpu_record(void *d, struct percpu_rw_semaphore *sem, unsigned long settime);
+/* The wait of @tid on a percpu semaphore's readers, as a draining writer (superpass_pcpu.c). */
+bool sp_pcpu_drain_of(s32 tid, u64 *lock, u32 *kind);
+/* Forgets the recorded writers and draining notes (the record probe is detached). */
+void sp_pcpu_clear(void);
 void sp_probe_pcpu_up_write(void *d, struct percpu_rw_semaphore *sem);
 
 /* ---- binder calls (superpass_binder.c) ---- */

@@ -79,7 +79,8 @@ void sp_wait_clear(pid_t tid)
 /*
  * The recorded wait of @tid: fills @lock, @kind and @owner, and for an rwsem
  * without a writer its recorded readers but @tid into @readers
- * (SP_READER_TABLE_WAYS entries). Returns 0 if @tid has no recorded wait,
+ * (SP_READER_TABLE_WAYS entries); or else its wait for a percpu semaphore's
+ * readers to leave (superpass_pcpu.c). Returns 0 if @tid has no recorded wait,
  * else 1 + the number of readers.
  */
 u32 sp_wait_of(s32 tid, u64 *lock, u32 *kind, s32 *owner, s32 *readers)
@@ -94,8 +95,10 @@ u32 sp_wait_of(s32 tid, u64 *lock, u32 *kind, s32 *owner, s32 *readers)
 	 */
 	smp_mb();
 	e = sp_wait_slot(tid);
-	if (READ_ONCE(e->tid) != tid)
-		return 0;
+	if (READ_ONCE(e->tid) != tid) {
+		*owner = 0;
+		return sp_pcpu_drain_of(tid, lock, kind) ? 1 : 0;
+	}
 	smp_rmb();
 	*lock = READ_ONCE(e->lock);
 	*kind = READ_ONCE(e->kind);

@@ -76,7 +76,8 @@ pub enum Event<'a> {
     },
     /// The binder call `lock` from `caller` is freed. Unless a reply woke the caller (which
     /// then ends its wait itself, as it receives the reply: the free comes first, in the
-    /// server's context), the call ended without one and so does its wait.
+    /// server's context), the call ended without one and so does its wait. A failed call (a
+    /// dead server thread) wakes its caller too, but no reply released its server thread.
     CallFreed {
         /// The call.
         lock: LockId,

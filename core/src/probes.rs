@@ -1,25 +1,29 @@
 //! Which groups of per-lock-operation probes a platform keeps attached.
 //!
 //! Most lock hooks fire only on a slow path (a wait starts or ends, an unlock wakes a waiter).
-//! Three families fire on *every* acquire and release in the system: the mutex owner hook
+//! Four families fire on *every* acquire and release in the system: the mutex owner hook
 //! (`android_vh_record_mutex_lock_starttime`, every `mutex_lock` and `mutex_unlock`), the rwsem
-//! writer hooks (`android_vh_record_rwsem_writer_owned`, `..._clear_rwsem_writer_owned`) and
+//! writer hooks (`android_vh_record_rwsem_writer_owned`, `..._clear_rwsem_writer_owned`),
 //! the rwsem reader hooks (`android_vh_record_rwsem_reader_owned`,
-//! `..._clear_rwsem_reader_owned`, twice per page fault through the per-VMA lock). Even a probe
-//! that returns at once costs the hook's dispatch on those paths, so a platform attaches them
-//! only while they can matter and a while after ([`Tunables::probe_linger_ns`]), and detaches
-//! them otherwise: a phone pays for them while its critical threads contend, not all day.
+//! `..._clear_rwsem_reader_owned`, twice per page fault through the per-VMA lock), and the
+//! percpu rw-semaphore record hook (`android_vh_record_pcpu_rwsem_starttime`, twice per file
+//! write through the superblock's freeze lock). Even a probe that returns at once costs the
+//! hook's dispatch on those paths, so a platform attaches them only while they can matter and
+//! a while after ([`Tunables::probe_linger_ns`]), and detaches them otherwise: a phone pays
+//! for them while its critical threads contend, not all day.
 //!
 //! What each group is for:
 //! - [`OWNERS`] (mutex owners and rwsem writers): following a lock a tracked wait is on as it
 //!   changes hands, and ending a departed holder's grant. Needed while a tracked thread waits
 //!   on a kernel mutex or rwsem, or anything is boosted.
-//! - [`READERS`] (rwsem readers): the readers a critical writer waits behind. An rwsem names
-//!   only its last reader, so they must be recorded as they enter, *before* the wait: by default
-//!   ([`Tunables::readers_while_critical`]) while any critical thread is registered. With that
-//!   off they are recorded only while a tracked rwsem wait is on or lingers, and the first wait
-//!   of a contention episode sees only the readers that entered within the linger of the
-//!   previous one.
+//! - [`READERS`] (rwsem readers, and percpu rw-semaphore writers): the readers a critical writer
+//!   waits behind, and the writer a critical reader of a percpu rw-semaphore (the cgroup
+//!   threadgroup lock at every fork and exit) waits behind. An rwsem names only its last
+//!   reader and a percpu rw-semaphore no writer, so they must be recorded as they enter,
+//!   *before* the wait: by default ([`Tunables::readers_while_critical`]) while any critical
+//!   thread is registered. With that off they are recorded only while a tracked rwsem wait is
+//!   on or lingers, and the first wait of a contention episode sees only the holders that
+//!   entered within the linger of the previous one.
 //!
 //! Attaching takes process context (the kernel's tracepoint registration sleeps), so a platform
 //! attaches a group some time after [`Engine::probes_wanted`](super::Engine::probes_wanted)

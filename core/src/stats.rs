@@ -161,6 +161,10 @@ counters! {
     /// after one ended, before it slept, once per wait), and was put on the fast track itself so that it reaches its
     /// sleep, its retry or its return from the lock call at once.
     WaitTurns = "wait_turns",
+    /// Chain waits (a fast-tracked thread's own waits) for which no blocker was known;
+    /// among them, a percpu rw-semaphore's writer, boosted for the readers queued behind it,
+    /// waiting for the readers inside to leave, whom the semaphore does not name.
+    ChainNoBlocker = "chain_no_blocker",
 }
 
 /// Sub-buckets per power of two: 64 keeps the midpoint within 1/128 (0.8%) of any sample.

@@ -225,7 +225,7 @@ tunables! {
         min: 0,
         max: 1,
         unit: "flag",
-        doc: "1: the rwsem reader probes stay attached while any critical thread is registered, so a critical writer's first wait of a contention episode sees the readers that entered before it; 0: only while a tracked rwsem wait needs them (and probe_linger_ns after), which spares every down_read and page fault their cost while nothing contends, but misses readers that entered before the episode's first wait.",
+        doc: "1: the rwsem reader probes (and the percpu rw-semaphore writer record) stay attached while any critical thread is registered, so a critical writer's first wait of a contention episode sees the readers that entered before it, and a critical reader of a percpu rw-semaphore the writer that holds it; 0: only while a tracked rwsem wait needs them (and probe_linger_ns after), which spares every down_read, page fault and file write their cost while nothing contends, but misses the holders that entered before the episode's first wait.",
     },
     max_pool_candidates: u32 = {
         default: 2,

@@ -250,3 +250,26 @@ fn binder_ids_stay_apart_from_kernel_addresses_and_futex_waits() {
     );
     assert_eq!(LockKind::Binder.name(), "binder");
 }
+
+#[test]
+fn a_failed_call_ends_its_wait_and_its_server_thread_s_grant_at_the_free() {
+    let mut e = engine();
+    let lock = binder_txn_lock(17);
+    assert_eq!(boosted(&mut e, MS, call(T, 17, Some(S))), [S]);
+    // The server thread dies serving the call: binder wakes the caller with a dead reply
+    // (it joins a runqueue inside its wait, with no reply reported), then frees the call.
+    let woken = Event::Enqueue {
+        cpu: 0,
+        tid: T,
+        handle: 0,
+        curr: 0,
+    };
+    e.handle(2 * MS, woken);
+    assert!(e.is_boosted(T) && e.is_boosted(S));
+    e.handle(2 * MS, Event::CallFreed { lock, caller: T });
+    // No reply released the server thread: the call failed, and its edge is gone.
+    assert!(e.detector().wait_of(T).is_none());
+    assert!(!e.is_boosted(S));
+    assert!(!e.is_boosted(T));
+    ok(&e);
+}

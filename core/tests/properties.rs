@@ -18,13 +18,18 @@
 //!   sleeps again;
 //! - a woken waiter is boosted only while it is about to take the lock;
 //! - pick only ever names a boosted task that is on that CPU's runqueue.
+//!
+//! Synchronous binder calls run through the same world: a call is a wait on its transaction,
+//! held by the server thread that took it, or by the pool's busy threads while it is queued,
+//! through its whole life: taken, replied and received; freed without a reply (the server
+//! thread may die with it); the caller exiting; nested calls, back to the caller among them.
 
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use superpass_core::detector::READER_RECORD;
 use superpass_core::stats::Counter;
 use superpass_core::tunables::Tunables;
-use superpass_core::{Engine, Event, LockKind, NoObserver, Role, Tid};
+use superpass_core::{binder_txn_lock, Engine, Event, LockKind, NoObserver, Role, Tid};
 
 const THREADS: Tid = 10;
 const LOCKS: u64 = 4; // 1, 2: mutexes; 3, 4: rwsems
@@ -91,6 +96,37 @@ enum Op {
         l: u64,
         t: Tid,
     },
+    /// `t` makes a synchronous binder call: taken at once by server thread `s` (which may be
+    /// in a call of its own: a nested call back to it), or queued while `pool` is busy.
+    Call {
+        t: Tid,
+        s: Tid,
+        queued: bool,
+        pool: (Tid, Tid),
+    },
+    /// Server thread `s` takes `t`'s queued call.
+    Take {
+        t: Tid,
+        s: Tid,
+    },
+    /// The server thread of `t`'s call replies; the reply wakes `t`.
+    Reply {
+        t: Tid,
+    },
+    /// `t` runs and reads the reply.
+    Receive {
+        t: Tid,
+    },
+    /// `t`'s call is freed: without a reply it fails (its server thread exiting with it if
+    /// `server_exits`); after one, `t` has yet to read it.
+    Free {
+        t: Tid,
+        server_exits: bool,
+    },
+    /// `t` exits in the middle of its call.
+    CallerExit {
+        t: Tid,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -115,6 +151,13 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (1..=LOCKS).prop_map(|l| Op::Wake { l }),
         2 => t.clone().prop_map(|t| Op::Sleep { t }),
         3 => (1..=LOCKS, t.clone()).prop_map(|(l, t)| Op::Handover { l, t }),
+        3 => (t.clone(), t.clone(), prop::bool::weighted(0.3), (t.clone(), t.clone()))
+            .prop_map(|(t, s, queued, pool)| Op::Call { t, s, queued, pool }),
+        2 => (t.clone(), t.clone()).prop_map(|(t, s)| Op::Take { t, s }),
+        2 => t.clone().prop_map(|t| Op::Reply { t }),
+        2 => t.clone().prop_map(|t| Op::Receive { t }),
+        1 => (t.clone(), any::<bool>()).prop_map(|(t, server_exits)| Op::Free { t, server_exits }),
+        1 => t.prop_map(|t| Op::CallerExit { t }),
     ]
 }
 
@@ -134,6 +177,11 @@ struct World {
     curr: [Tid; CPUS as usize],
     critical: BTreeSet<Tid>,
     enabled: bool,
+    /// Binder calls in progress by caller: the transaction's lock id, and whether it was
+    /// replied to.
+    calls: BTreeMap<Tid, (u64, bool)>,
+    /// The last transaction's debug id.
+    debug_id: u32,
 }
 
 impl World {
@@ -236,9 +284,174 @@ impl Harness {
         }
     }
 
+    /// Places the tasks an answer newly boosted where the model has them queued.
+    fn place(&mut self, now: u64, boosted: &[Tid]) {
+        for &b in boosted {
+            if let Some(&cpu) = self.w.rq.get(&b) {
+                self.e.enqueue(now, cpu, b);
+            }
+        }
+    }
+
+    /// `t` leaves its runqueue and its CPU.
+    fn off_cpu(&mut self, now: u64, t: Tid) {
+        if let Some(cpu) = self.w.rq.remove(&t) {
+            self.e.dequeue(now, cpu, t);
+        }
+        for c in self.w.curr.iter_mut() {
+            if *c == t {
+                *c = 0;
+            }
+        }
+    }
+
+    /// `t`'s call (transaction `l`) is over for it: it no longer waits.
+    fn end_call(&mut self, now: u64, t: Tid, l: u64) {
+        self.w.calls.remove(&t);
+        self.w.owner.remove(&l);
+        self.w.readers.remove(&l);
+        self.w.woken.remove(&t);
+        self.w.woken_critical.remove(&t);
+        if self.w.waiting.remove(&t).is_some() {
+            self.runnable(now, t);
+        }
+    }
+
+    fn binder_step(&mut self, op: &Op) {
+        let now = self.now;
+        match *op {
+            Op::Call { t, s, queued, pool } => {
+                if self.w.waiting.contains_key(&t) || self.w.calls.contains_key(&t) {
+                    return;
+                }
+                // A server thread is free for work, or (a nested call back to it) waits for the
+                // reply to a call of its own.
+                let server_free = s != t
+                    && self
+                        .w
+                        .waiting
+                        .get(&s)
+                        .map_or(true, |w| self.w.calls.get(&s) == Some(&(w.0, false)));
+                if !queued && !server_free {
+                    return;
+                }
+                self.w.debug_id += 1;
+                let l = binder_txn_lock(self.w.debug_id);
+                self.off_cpu(now, t);
+                let owner = if queued {
+                    let busy: Vec<Tid> = [pool.0, pool.1]
+                        .into_iter()
+                        .filter(|&p| p != t)
+                        .collect::<BTreeSet<_>>()
+                        .into_iter()
+                        .collect();
+                    let seen = Event::LockSeen {
+                        lock: l,
+                        owner: 0,
+                        readers: &busy,
+                    };
+                    self.e.handle(now, seen);
+                    self.w.readers.insert(l, busy);
+                    None
+                } else {
+                    self.w.owner.insert(l, s);
+                    Some(s)
+                };
+                self.w.waiting.insert(t, (l, false));
+                self.wait_step.insert(t, self.step);
+                self.w.calls.insert(t, (l, false));
+                let ev = Event::WaitStart {
+                    waiter: t,
+                    lock: l,
+                    kind: LockKind::Binder,
+                    owner,
+                    cpu: 0,
+                };
+                let a = self.e.handle(now, ev);
+                self.place(now, a.newly_boosted());
+            }
+            Op::Take { t, s } => {
+                let Some(&(l, false)) = self.w.calls.get(&t) else {
+                    return;
+                };
+                if s == t || self.w.owner.contains_key(&l) || self.w.waiting.contains_key(&s) {
+                    return;
+                }
+                self.w.readers.remove(&l);
+                self.w.owner.insert(l, s);
+                let a = self.e.handle(now, Event::OwnerAcquired { lock: l, tid: s });
+                self.place(now, a.newly_boosted());
+            }
+            Op::Reply { t } => {
+                let Some(&(l, false)) = self.w.calls.get(&t) else {
+                    return;
+                };
+                let Some(s) = self.w.owner.remove(&l) else {
+                    return;
+                };
+                self.w.calls.insert(t, (l, true));
+                self.w.woken.insert(t, l);
+                if self.w.critical.contains(&t) {
+                    self.w.woken_critical.insert(t);
+                }
+                for ev in Event::from_hook_binder_reply(l, s, t) {
+                    let a = self.e.handle(now, ev);
+                    self.place(now, a.newly_boosted());
+                }
+            }
+            Op::Receive { t } => {
+                if let Some(&(l, true)) = self.w.calls.get(&t) {
+                    self.end_call(now, t, l);
+                    self.e.handle(now, Event::from_hook_binder_received(t, l));
+                }
+            }
+            Op::Free { t, server_exits } => {
+                let Some(&(l, replied)) = self.w.calls.get(&t) else {
+                    return;
+                };
+                if replied {
+                    // The caller reads the reply later: its wait lasts until then.
+                    self.e.handle(now, Event::CallFreed { lock: l, caller: t });
+                    return;
+                }
+                let server = self.w.owner.get(&l).copied();
+                if let Some(s) = server.filter(|_| server_exits) {
+                    // It dies serving the call: binder fails the call as it goes.
+                    self.w.owner.remove(&l);
+                    if !self.w.waiting.contains_key(&s) && !self.w.holds_any(s) && s != t {
+                        self.off_cpu(now, s);
+                        self.e.task_exit(now, s);
+                        self.w.critical.remove(&s);
+                    }
+                }
+                self.end_call(now, t, l);
+                self.e.handle(now, Event::CallFreed { lock: l, caller: t });
+            }
+            Op::CallerExit { t } => {
+                let Some(&(l, _)) = self.w.calls.get(&t) else {
+                    return;
+                };
+                if self.w.holds_any(t) {
+                    return;
+                }
+                self.end_call(now, t, l);
+                self.off_cpu(now, t);
+                self.e.task_exit(now, t);
+                self.w.critical.remove(&t);
+            }
+            _ => {}
+        }
+    }
+
     fn step(&mut self, op: &Op) -> Result<(), TestCaseError> {
         let now = self.now;
         match *op {
+            Op::Call { .. }
+            | Op::Take { .. }
+            | Op::Reply { .. }
+            | Op::Receive { .. }
+            | Op::Free { .. }
+            | Op::CallerExit { .. } => self.binder_step(op),
             Op::Lock { t, l, write } => {
                 if self.w.waiting.contains_key(&t) || self.w.holds(t, l) {
                     return Ok(());
@@ -290,6 +503,9 @@ impl Harness {
                     self.release(t, l);
                 }
             }
+            // A binder caller waits for its reply: no retry, no giving up.
+            Op::GiveUp { t } | Op::Grab { t } | Op::Sleep { t }
+                if self.w.calls.contains_key(&t) => {}
             Op::GiveUp { t } => {
                 if let Some((l, _)) = self.w.waiting.remove(&t) {
                     self.w.woken.remove(&t);

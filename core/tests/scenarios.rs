@@ -248,6 +248,36 @@ fn rwsem_reader_waits_for_writer() {
 }
 
 #[test]
+fn a_boosted_writer_waiting_for_unnamed_readers_is_a_counted_chain_wait() {
+    // Critical reader 100 queues behind writer 200 (a percpu rw-semaphore: the writer the
+    // platform recorded, the semaphore names no readers). The writer is still asleep waiting
+    // for the readers inside to leave, which the platform hands over as a wait with no owner
+    // on the semaphore's readers (a lock id of its own).
+    let mut e = engine();
+    let a = e.handle(MS, wait_on(100, L1, LockKind::RwsemRead, 200, 0));
+    assert_eq!(a.newly_boosted(), &[200]);
+    assert_eq!(e.stats().get(Counter::ChainNoBlocker), 0);
+    let drain = L1 | 1;
+    let a = asleep_wait(&mut e, MS, 200, drain, LockKind::RwsemWrite, 0, &[]);
+    assert_eq!(a.newly_boosted(), &[] as &[Tid]);
+    assert_eq!(e.stats().get(Counter::ChainWaits), 1);
+    assert_eq!(e.stats().get(Counter::ChainNoBlocker), 1);
+    assert_eq!(e.stats().get(Counter::NoBlockerKnown), 0);
+    // The writer stays boosted while it waits: the readers' leaving wakes it onto the fast
+    // track, and its own acquire ends its wait.
+    assert!(e.is_boosted(200));
+    e.handle(
+        2 * MS,
+        Event::WaitFinish {
+            waiter: 200,
+            lock: drain,
+        },
+    );
+    assert!(e.is_boosted(200));
+    e.check_invariants().unwrap();
+}
+
+#[test]
 fn chains_follow_blockers_up_to_max_depth() {
     let mut e = engine();
     // 100 waits on L1 held by 200; 200 waits on L2 held by 300; 300 waits on L3 held by 400...

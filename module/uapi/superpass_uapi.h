@@ -273,7 +273,8 @@ enum sp_tunable {
 	X(42, STRANDED_PICKS, "stranded_picks") \
 	X(43, PUSHES, "pushes") \
 	X(44, PUSH_BACKS, "push_backs") \
-	X(45, WAIT_TURNS, "wait_turns")
+	X(45, WAIT_TURNS, "wait_turns") \
+	X(46, CHAIN_NO_BLOCKER, "chain_no_blocker")
 
 enum sp_counter {
 	SP_COUNTER_CRITICAL_WAITS = 0,
@@ -322,6 +323,7 @@ enum sp_counter {
 	SP_COUNTER_PUSHES = 43,
 	SP_COUNTER_PUSH_BACKS = 44,
 	SP_COUNTER_WAIT_TURNS = 45,
+	SP_COUNTER_CHAIN_NO_BLOCKER = 46,
 };
 
 /*
@@ -457,6 +459,7 @@ static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_PUSHES] = "pushes",
 	[SP_COUNTER_PUSH_BACKS] = "push_backs",
 	[SP_COUNTER_WAIT_TURNS] = "wait_turns",
+	[SP_COUNTER_CHAIN_NO_BLOCKER] = "chain_no_blocker",
 };
 static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"mutex_wait",

@@ -126,6 +126,16 @@ impl<O: Observer> Engine<O> {
         owner: Option<Tid>,
         out: &mut Boosted,
     ) {
+        // A wait on another lock whose finish the platform missed (a binder call that failed
+        // after its caller was woken) is over: the turn its waiter had for it ends with it.
+        if self
+            .detector
+            .wait_of(waiter)
+            .is_some_and(|old| old.lock != lock)
+        {
+            self.ft
+                .end_turn(now, waiter, RevokeReason::WaiterDone, cx!(self));
+        }
         let (root, depth) = if self.critical.contains(waiter) {
             self.stats.bump(Counter::CriticalWaits);
             (waiter, 0)
@@ -172,8 +182,12 @@ impl<O: Observer> Engine<O> {
         self.detector
             .wait_start_into(now, w, owner, &mut self.stats, blockers);
         if blockers.as_slice().is_empty() {
-            if depth == 0 && fresh {
-                self.stats.bump(Counter::NoBlockerKnown);
+            if fresh {
+                self.stats.bump(if depth == 0 {
+                    Counter::NoBlockerKnown
+                } else {
+                    Counter::ChainNoBlocker
+                });
             }
             out.0 = Named::Nothing;
             return;
@@ -273,10 +287,17 @@ impl<O: Observer> Engine<O> {
         // Only a wait on this very call ends here: binder frees many transactions a thread
         // made (a reply it sent, once its caller has read it), and the free of one says
         // nothing about the wait the thread is in now, which may be a lock wait in a chain.
+        // A woken caller was woken by the reply only if the call has no holder left: the reply
+        // releases it first. A failed call (its server thread died, or binder gave up on it)
+        // wakes the caller with its server thread, or the pool's busy threads, still named.
+        let held = self
+            .detector
+            .holders(lock)
+            .is_some_and(|(owner, readers, _)| owner != 0 || !readers.is_empty());
         let unreplied = self
             .detector
             .wait_of(caller)
-            .is_some_and(|w| w.lock == lock && !w.woken);
+            .is_some_and(|w| w.lock == lock && (!w.woken || held));
         if unreplied {
             self.wait_finish(now, caller, lock);
         }
