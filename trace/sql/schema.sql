@@ -189,6 +189,33 @@ CREATE TABLE superpass_probes (
   groups TEXT NOT NULL
 );
 
+-- Synchronous binder calls as waits (trace/src/binder.rs): the client from its
+-- binder_transaction (reply=0, no TF_ONE_WAY) until it received the reply
+-- (binder_transaction_received of the reply); the server, its blocker, is the thread that
+-- received the call (or, if that receipt is not in the trace, sent the reply). received_ts:
+-- the server took the call (NULL: not in the trace); reply_ts: it sent the reply. parent_id:
+-- the wait of the call the client was serving when it called (a nested call). lock: the lock
+-- id SuperPass's module gives the transaction in superpass_block/_grant (0x53504244 << 32 |
+-- debug_id). One-way calls are no rows; calls and replies without their other end in the
+-- trace are counted in stats (binder:*).
+CREATE TABLE binder_wait (
+  id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  dur INTEGER NOT NULL,
+  client_utid INTEGER NOT NULL REFERENCES thread(utid),
+  client_tid INTEGER NOT NULL,
+  server_utid INTEGER NOT NULL REFERENCES thread(utid),
+  server_tid INTEGER NOT NULL,
+  debug_id INTEGER NOT NULL,
+  reply_debug_id INTEGER NOT NULL,
+  received_ts INTEGER,
+  reply_ts INTEGER NOT NULL,
+  code INTEGER NOT NULL,
+  flags INTEGER NOT NULL,
+  parent_id INTEGER REFERENCES binder_wait(id),
+  lock TEXT NOT NULL
+);
+
 -- ART's Java monitor waits (trace/src/monitor_contention.rs): the columns of Perfetto's
 -- android_monitor_contention, one row per wait. blocking_tid is the number ART printed (0: no
 -- owner; a kernel tid, or ART's thread id on Android 11-13); blocking_utid and

@@ -3,6 +3,7 @@
 
 use rusqlite::{params, Connection, Statement};
 
+use crate::binder;
 use crate::model::{Model, SpRow, StateRow, TrackKind};
 use crate::monitor_contention;
 use crate::schema::INDEXES_SQL;
@@ -360,7 +361,8 @@ fn write_monitor_contention(tx: &Connection, m: &Model) -> rusqlite::Result<()> 
     Ok(())
 }
 
-/// Writes the small tables: processes, threads, tracks, SuperPass events, bounds, metadata.
+/// Writes the small tables: processes, threads, tracks, SuperPass events, binder waits,
+/// bounds, metadata.
 fn write_small(tx: &Connection, m: &Model) -> rusqlite::Result<()> {
     let mut st = tx.prepare("INSERT INTO process (upid, pid, name) VALUES (?1, ?2, ?3)")?;
     for p in &m.processes {
@@ -476,6 +478,8 @@ fn write_small(tx: &Connection, m: &Model) -> rusqlite::Result<()> {
         };
     }
 
+    write_binder(tx, m)?;
+
     tx.execute(
         "INSERT INTO trace_bounds (start_ts, end_ts) VALUES (?1, ?2)",
         params![m.bounds.0, m.bounds.1],
@@ -502,6 +506,18 @@ fn write_small(tx: &Connection, m: &Model) -> rusqlite::Result<()> {
     for (name, severity, value, description) in crate::stats::rows(d) {
         stat.execute(params![name, severity, value as i64, description])?;
     }
+    // Only a trace with binder events gets these rows: the report's binder section is there
+    // exactly when they are.
+    let c = &m.binder_counts;
+    if c.sync_calls + c.oneway_calls + c.replies > 0 {
+        for (name, v) in [
+            ("binder_sync_calls", c.sync_calls),
+            ("binder_oneway_calls", c.oneway_calls),
+            ("binder_replies", c.replies),
+        ] {
+            meta.execute(params![name, v as i64, Option::<String>::None])?;
+        }
+    }
     meta.execute(params![
         "import_notes",
         Option::<i64>::None,
@@ -512,6 +528,37 @@ fn write_small(tx: &Connection, m: &Model) -> rusqlite::Result<()> {
         Option::<i64>::None,
         env!("CARGO_PKG_VERSION")
     ])?;
+    Ok(())
+}
+
+/// Writes `binder_wait`: the synchronous binder calls, row id = index.
+fn write_binder(tx: &Connection, m: &Model) -> rusqlite::Result<()> {
+    let mut st = tx.prepare(
+        "INSERT INTO binder_wait (id, ts, dur, client_utid, client_tid, server_utid, \
+         server_tid, debug_id, reply_debug_id, received_ts, reply_ts, code, flags, parent_id, \
+         lock) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    )?;
+    for (id, r) in m.binder_waits.iter().enumerate() {
+        let w = &r.wait;
+        let mut buf = [0u8; 18];
+        st.execute(params![
+            id as i64,
+            w.ts,
+            w.end - w.ts,
+            r.client_utid,
+            w.client,
+            r.server_utid,
+            w.server,
+            w.debug_id,
+            w.reply_debug_id,
+            w.received_ts,
+            w.reply_ts,
+            w.code,
+            w.flags,
+            r.parent_id,
+            hex(binder::txn_lock(w.debug_id), &mut buf),
+        ])?;
+    }
     Ok(())
 }
 

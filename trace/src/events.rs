@@ -6,6 +6,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::binder::{BinderEvent, BinderKind};
+
 /// A small, fast hasher for integer and short-string keys (FNV-1a); trace data is not
 /// adversarial in a way that matters for a one-shot import.
 #[derive(Default, Clone, Copy)]
@@ -346,6 +348,8 @@ pub struct Events {
     pub slices: Vec<SliceEvent>,
     /// SuperPass tracepoints.
     pub superpass: Vec<SpEvent>,
+    /// Binder transactions (`binder_transaction`, `binder_transaction_received`).
+    pub binder: Vec<BinderEvent>,
     /// Threads by tid.
     pub threads: FastMap<i32, ThreadInfo>,
     /// Process names by pid.
@@ -402,6 +406,13 @@ impl Events {
         let seq = self.next_seq();
         self.see_ts(ts);
         self.superpass.push(SpEvent { ts, seq, cpu, kind });
+    }
+
+    /// Appends a binder event of thread `tid`.
+    pub fn push_binder(&mut self, ts: i64, tid: i32, kind: BinderKind) {
+        let seq = self.next_seq();
+        self.see_ts(ts);
+        self.binder.push(BinderEvent { ts, seq, tid, kind });
     }
 
     /// Appends a `cpu_frequency` (kHz) or `cpu_idle` (state; `u32::MAX` = left idle, kept

@@ -7,9 +7,11 @@
 //! and systrace's process dump are handled; a line that does not parse is counted corrupt
 //! and skipped. Read events: `sched_switch` (also raw, as `trace-cmd report -R` prints it),
 //! `sched_waking`, `sched_wakeup`, `sched_wakeup_new`, `sched_blocked_reason`,
-//! `cpu_frequency`, `cpu_idle`, `tracing_mark_write`/`print`/`0` (atrace markers), and
-//! `superpass_*`; the others are counted by name. Each line's `comm-tid` names its thread.
+//! `cpu_frequency`, `cpu_idle`, `tracing_mark_write`/`print`/`0` (atrace markers),
+//! `binder_transaction`, `binder_transaction_received` and `superpass_*`; the others are
+//! counted by name. Each line's `comm-tid` names its thread.
 
+use crate::binder;
 use crate::events::{Events, PrevState, SchedKind};
 use crate::process_dump;
 use crate::superpass;
@@ -327,6 +329,14 @@ fn event(l: &Line<'_>, ev: &mut Events) -> bool {
             } else {
                 ev.atrace(l.ts, l.tid, text)
             }
+        }
+        // Recorded, or counted as malformed there.
+        binder::TRANSACTION | binder::RECEIVED => {
+            let kind = binder::parse_text(l.event, a);
+            binder::record(ev, l.ts, Some(l.tid), kind, || {
+                format!("{}: {}", l.event, truncate(a, 120))
+            });
+            true
         }
         // Recorded or counted there (malformed, or an event this importer does not read).
         name if superpass::is_superpass(name) => {

@@ -100,6 +100,10 @@ pub struct Summary {
     pub threads: usize,
     /// SuperPass events.
     pub superpass: usize,
+    /// Binder transactions read, by kind.
+    pub binder: crate::binder::Counts,
+    /// `binder_wait` rows: synchronous calls matched to their replies.
+    pub binder_waits: usize,
     /// Skipped and repaired input.
     pub diag: Diagnostics,
 }
@@ -120,6 +124,16 @@ impl fmt::Display for Summary {
             self.threads,
             self.superpass
         )?;
+        // Only a trace with binder events gets this line, so others print as before.
+        let b = &self.binder;
+        if b.sync_calls + b.oneway_calls + b.replies > 0 {
+            write!(
+                f,
+                "\n  binder: {} synchronous calls -> {} binder_wait rows, {} one-way calls, {} \
+                 replies",
+                b.sync_calls, self.binder_waits, b.oneway_calls, b.replies
+            )?;
+        }
         let d = &self.diag;
         let issues = [
             ("corrupt", d.corrupt),
@@ -199,7 +213,11 @@ pub fn decode(buf: &[u8]) -> Result<(Vec<Format>, Events), ImportError> {
             // Invalid UTF-8 bytes become U+FFFD; a line holding them still parses.
             let text = String::from_utf8_lossy(&data);
             ftrace_text::parse(&text, &mut ev);
-            if ev.sched.is_empty() && ev.slices.is_empty() && ev.superpass.is_empty() {
+            if ev.sched.is_empty()
+                && ev.slices.is_empty()
+                && ev.superpass.is_empty()
+                && ev.binder.is_empty()
+            {
                 return Err(wrap(format!(
                     "no ftrace events found in text input ({} unparsed lines)",
                     ev.diag.corrupt
@@ -324,6 +342,8 @@ fn summary(mut formats: Vec<Format>, m: &Model) -> Summary {
         thread_state: m.thread_state_len(),
         threads: m.threads.len(),
         superpass: m.superpass.len(),
+        binder: m.binder_counts,
+        binder_waits: m.binder_waits.len(),
         diag: m.diag.clone(),
     }
 }

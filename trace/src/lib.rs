@@ -7,6 +7,7 @@
 //!   SQLite and [`report`] answers the lock-blocking questions; see `docs/trace.md`.
 
 pub mod art;
+pub mod binder;
 pub mod clocks;
 pub mod events;
 pub mod ftrace_text;
@@ -34,6 +35,8 @@ pub mod monitor_contention;
 pub mod query;
 #[cfg(feature = "db")]
 pub mod report;
+#[cfg(feature = "db")]
+mod report_binder;
 #[cfg(feature = "db")]
 pub mod report_text;
 #[cfg(feature = "db")]

@@ -12,9 +12,12 @@
 //!   it during the wakeup, so that row may already be closed);
 //! - rows still open at the end have `dur = -1`, as do slices with no end; the last sched
 //!   slice of each CPU ends at the end of the trace.
+//!
+//! Synchronous binder calls become `binder_wait` rows ([`crate::binder::waits`]).
 
 use std::collections::BTreeSet;
 
+use crate::binder;
 use crate::events::{
     Diagnostics, Events, FastMap, Interner, PrevState, SchedKind, SliceKind, SpKind, TrackKey,
 };
@@ -262,6 +265,20 @@ pub enum SpRow {
     },
 }
 
+/// A `binder_wait` row: a synchronous binder call, its client waiting on its server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BinderWaitRow {
+    /// The call as matched, with tids.
+    pub wait: binder::Wait,
+    /// The client's utid.
+    pub client_utid: u32,
+    /// The server's utid.
+    pub server_utid: u32,
+    /// The row of the call the client was serving when it made this one (a nested call);
+    /// `None` when that call is no row or its transaction id is not unique in the trace.
+    pub parent_id: Option<u32>,
+}
+
 /// All rows of a trace.
 #[derive(Debug, Default)]
 pub struct Model {
@@ -283,11 +300,15 @@ pub struct Model {
     pub thread_state: Vec<Vec<StateRow>>,
     /// SuperPass events in time order.
     pub superpass: Vec<SpRow>,
+    /// Synchronous binder calls, in call order (the row id is the index).
+    pub binder_waits: Vec<BinderWaitRow>,
+    /// Binder transactions read, by kind.
+    pub binder_counts: binder::Counts,
     /// First and last timestamp.
     pub bounds: (i64, i64),
     /// What was skipped or repaired.
     pub diag: Diagnostics,
-    /// Events decoded (sched + slice + superpass), for throughput figures.
+    /// Events decoded (sched + slice + superpass + binder), for throughput figures.
     pub event_count: u64,
 }
 
@@ -361,7 +382,8 @@ impl Builder {
 /// Builds all rows from `ev`, consuming it.
 pub fn build(mut ev: Events) -> Model {
     let mut m = Model {
-        event_count: (ev.sched.len() + ev.slices.len() + ev.superpass.len()) as u64,
+        event_count: (ev.sched.len() + ev.slices.len() + ev.superpass.len() + ev.binder.len())
+            as u64,
         ..Model::default()
     };
     m.bounds = ev.bounds.unwrap_or((0, 0));
@@ -415,6 +437,7 @@ pub fn build(mut ev: Events) -> Model {
             SpKind::Throttle { .. } | SpKind::Probes { .. } => {}
         }
     }
+    tids.extend(ev.binder.iter().map(|e| e.tid));
     let mut pids: BTreeSet<i32> = ev.processes.keys().copied().collect();
     pids.extend(ev.threads.values().filter_map(|t| t.pid));
     pids.extend(ev.tracks.values().filter_map(|t| t.pid));
@@ -544,9 +567,33 @@ pub fn build(mut ev: Events) -> Model {
             },
         });
     }
+    build_binder(&mut ev, &b, &mut m);
     m.strings = std::mem::take(&mut ev.strings);
     m.diag = std::mem::take(&mut ev.diag);
     m
+}
+
+/// Builds the `binder_wait` rows from `ev.binder`.
+fn build_binder(ev: &mut Events, b: &Builder, m: &mut Model) {
+    let (waits, counts) = binder::waits(std::mem::take(&mut ev.binder), &mut ev.diag);
+    m.binder_counts = counts;
+    // A nested call's parent by transaction id; ids wrap (i32), so a repeated id links none.
+    let mut by_id: FastMap<i32, Option<u32>> = FastMap::default();
+    for (i, w) in waits.iter().enumerate() {
+        by_id
+            .entry(w.debug_id)
+            .and_modify(|v| *v = None)
+            .or_insert(Some(i as u32));
+    }
+    m.binder_waits = waits
+        .into_iter()
+        .map(|w| BinderWaitRow {
+            wait: w,
+            client_utid: b.utid(w.client),
+            server_utid: b.utid(w.server),
+            parent_id: w.serving.and_then(|id| by_id.get(&id).copied().flatten()),
+        })
+        .collect();
 }
 
 /// Puts sched events in (time, file) order.

@@ -2,7 +2,8 @@
 //!
 //! Read: ftrace bundles (`sched_switch`, `sched_waking`, `sched_wakeup`, `sched_wakeup_new`,
 //! `sched_blocked_reason`, `cpu_frequency`, `cpu_idle`, `print` with atrace markers,
-//! `GenericFtraceEvent` for SuperPass, `compact_sched`), `compressed_packets`,
+//! `GenericFtraceEvent` for SuperPass, `binder_transaction`, `binder_transaction_received`,
+//! `compact_sched`), `compressed_packets`,
 //! `process_tree`, `TrackDescriptor`s, `TrackEvent` slices, instants and counters (with
 //! per-sequence interned names, default tracks, and every timestamp converted to the trace
 //! clock by [`crate::clocks`]). Everything else is skipped and
@@ -15,6 +16,7 @@
 
 use std::fmt;
 
+use crate::binder::{self, BinderKind};
 use crate::clocks::{Clocks, SnapshotClock};
 use crate::events::{Events, FastMap, PrevState, SchedKind, SliceKind, TrackInfo, TrackKey};
 use crate::proto::{
@@ -637,6 +639,9 @@ impl Decoder {
             ftrace::SCHED_BLOCKED_REASON => blocked_reason(ts, cpu, b, ev),
             ftrace::PRINT => print(ts, cpu, pid.unwrap_or(0), b, ev),
             ftrace::GENERIC => generic(ts, cpu, b, ev),
+            ftrace::BINDER_TRANSACTION | ftrace::BINDER_TRANSACTION_RECEIVED => {
+                binder_event(ts, pid, n == ftrace::BINDER_TRANSACTION, b, ev)
+            }
             n => {
                 self.skip(ev, 1, n, Some(ftrace::event_name(n)));
                 Ok(())
@@ -872,6 +877,54 @@ fn generic(ts: i64, cpu: u32, buf: &[u8], ev: &mut Events) -> Result<(), WireErr
     } else {
         ev.diag.skip("ftrace:generic_event");
     }
+    Ok(())
+}
+
+/// `binder_transaction` (`sent`) or `binder_transaction_received` of thread `tid` (the
+/// event's pid). A field the kernel always writes may be absent (0 on the wire); only a
+/// missing `debug_id` or thread makes the event malformed ([`binder::record`]).
+fn binder_event(
+    ts: i64,
+    tid: Option<i32>,
+    sent: bool,
+    buf: &[u8],
+    ev: &mut Events,
+) -> Result<(), WireError> {
+    use ftrace::binder::*;
+    let (mut debug_id, mut to_proc, mut to_thread) = (None, 0, 0);
+    let (mut reply, mut flags, mut code) = (0, 0, 0);
+    for f in Fields::new(buf) {
+        let (n, v) = f?;
+        match n {
+            DEBUG_ID => debug_id = v.as_i32(),
+            TO_PROC => to_proc = v.as_i32().unwrap_or(0),
+            TO_THREAD => to_thread = v.as_i32().unwrap_or(0),
+            REPLY => reply = v.as_i64().unwrap_or(0),
+            FLAGS => flags = v.as_u64().unwrap_or(0) as u32,
+            CODE => code = v.as_u64().unwrap_or(0) as u32,
+            _ => {}
+        }
+    }
+    let kind = debug_id.and_then(|debug_id| match (sent, reply) {
+        (false, _) => Some(BinderKind::Received { debug_id }),
+        (true, 0 | 1) => Some(BinderKind::Transaction {
+            debug_id,
+            to_proc,
+            to_thread,
+            reply: reply == 1,
+            flags,
+            code,
+        }),
+        (true, _) => None,
+    });
+    let name = if sent {
+        binder::TRANSACTION
+    } else {
+        binder::RECEIVED
+    };
+    binder::record(ev, ts, tid, kind, || {
+        format!("Perfetto {name} at {ts} ns (pid {tid:?}, debug_id {debug_id:?}, reply {reply})")
+    });
     Ok(())
 }
 

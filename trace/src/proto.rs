@@ -127,6 +127,8 @@ pub mod ftrace {
     pub const CPU_IDLE: u32 = 13;
     pub const SCHED_WAKEUP_NEW: u32 = 114;
     pub const GENERIC: u32 = 327;
+    pub const BINDER_TRANSACTION: u32 = 50;
+    pub const BINDER_TRANSACTION_RECEIVED: u32 = 51;
 
     /// The name of an `FtraceEvent` payload field this importer does not read, for the
     /// skipped-data table.
@@ -135,7 +137,8 @@ pub mod ftrace {
             12 => "cpu_frequency_limits",
             24 => "softirq_entry",
             36 => "irq_handler_entry",
-            50 => "binder_transaction",
+            52 => "binder_set_priority",
+            323 => "binder_transaction_alloc_buf",
             113 => "suspend_resume",
             235 => "task_newtask",
             236 => "task_rename",
@@ -176,6 +179,18 @@ pub mod ftrace {
         pub const PID: u32 = 1;
         pub const CALLER: u32 = 2;
         pub const IO_WAIT: u32 = 3;
+    }
+
+    /// `BinderTransactionFtraceEvent` and `BinderTransactionReceivedFtraceEvent` (`debug_id`
+    /// only).
+    pub mod binder {
+        pub const DEBUG_ID: u32 = 1;
+        pub const TARGET_NODE: u32 = 2;
+        pub const TO_PROC: u32 = 3;
+        pub const TO_THREAD: u32 = 4;
+        pub const REPLY: u32 = 5;
+        pub const CODE: u32 = 6;
+        pub const FLAGS: u32 = 7;
     }
 
     /// `PrintFtraceEvent`.

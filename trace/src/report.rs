@@ -20,6 +20,8 @@
 //!   blockers or of the waiter), the throttles of any CPU over it and the probe groups
 //!   attached during it (`report_wait_superpass`). A `superpass_block` naming the waiter
 //!   shows it was registered and a probe saw the wait.
+//! - binder: synchronous binder calls are their own class of wait, the server thread the
+//!   blocker (`report_binder`; null without binder events).
 
 use std::collections::BTreeMap;
 
@@ -28,6 +30,7 @@ use serde_json::{json, Value};
 
 use crate::art;
 use crate::art_owner::ArtOwners;
+use crate::report_binder;
 pub use crate::report_text::{render_long_waits, render_text};
 use crate::report_wait_superpass::{has_table, Timeline};
 
@@ -63,14 +66,16 @@ pub struct Itemized {
 }
 
 impl Itemized {
-    fn add(&mut self, o: Itemized) {
+    /// Adds `o`'s times.
+    pub(crate) fn add(&mut self, o: Itemized) {
         self.asleep_ns += o.asleep_ns;
         self.runnable_ns += o.runnable_ns;
         self.running_ns += o.running_ns;
         self.unknown_ns += o.unknown_ns;
     }
 
-    fn json(&self) -> Value {
+    /// The times as JSON (`*_ns` keys).
+    pub(crate) fn json(&self) -> Value {
         json!({
             "asleep_ns": self.asleep_ns,
             "runnable_ns": self.runnable_ns,
@@ -494,7 +499,14 @@ pub fn analyze(conn: &Connection, opts: Options) -> rusqlite::Result<Value> {
     }
 
     let superpass = superpass_section(conn, &d)?;
+    let binder = report_binder::section(
+        conn,
+        opts.top,
+        |u, s, e| d.itemize(u, s, e),
+        |u| d.thread(u),
+    )?;
     Ok(json!({
+        "binder": binder,
         "monitors": monitors_section(&waits),
         "trace": {
             "start_ts": d.start_ts,

@@ -140,6 +140,7 @@ pub fn render_text(r: &Value) -> String {
         );
     }
     monitors(&mut o, r);
+    binder(&mut o, r);
     long_waits(&mut o, r, start);
     let s = &r["superpass"];
     if s.is_null() {
@@ -228,6 +229,118 @@ pub fn render_text(r: &Value) -> String {
         );
     }
     o
+}
+
+/// Servers listed in the binder section; `--json` has `--top` of them.
+const BINDER_SERVERS: usize = 5;
+
+/// One class's row of the binder table.
+fn binder_row(o: &mut String, label: &str, c: &Value) {
+    let p999 = if c["count"].as_i64().unwrap_or(0) == 0 {
+        "-".to_owned()
+    } else if c["p999_ns"].is_null() {
+        "n/a".to_owned()
+    } else {
+        ms_v(&c["p999_ns"])
+    };
+    let _ = writeln!(
+        o,
+        "{label:<10} {:>7} {:>11} {:>9} {:>9} {:>9} {:>7} {:>10}",
+        c["count"].as_i64().unwrap_or(0),
+        ms_v(&c["total_ns"]),
+        ms_v(&c["p50_ns"]),
+        p999,
+        ms_v(&c["max_ns"]),
+        c["over_frame"].as_i64().unwrap_or(0),
+        ms_v(&c["queued_ns"])
+    );
+}
+
+/// Synchronous binder calls as their own class of wait (only for a trace with binder
+/// events, so that other traces' reports read as before).
+fn binder(o: &mut String, r: &Value) {
+    let b = &r["binder"];
+    if b.is_null() {
+        return;
+    }
+    let all = &b["all"];
+    let crit = &b["critical"];
+    let _ = writeln!(
+        o,
+        "\n== binder waits (synchronous calls, until the client received the reply; blocker = \
+         the server thread): {} calls, {} waits ==",
+        b["sync_calls"], all["count"]
+    );
+    let _ = writeln!(
+        o,
+        "{:<10} {:>7} {:>11} {:>9} {:>9} {:>9} {:>7} {:>10}",
+        "class", "count", "total ms", "p50 ms", "p99.9 ms", "max ms", ">16 ms", "queued ms"
+    );
+    binder_row(o, "all", all);
+    if crit.is_null() {
+        let _ = writeln!(
+            o,
+            "{:<10} {:>7}  (no critical thread known: no RenderThread, no superpass_block)",
+            "critical", "n/a"
+        );
+    } else {
+        binder_row(o, "critical", crit);
+    }
+    let min = b["min_p999_count"].as_i64().unwrap_or(0);
+    if [all, crit]
+        .iter()
+        .any(|c| c["p999_ns"].is_null() && c["count"].as_i64().unwrap_or(0) > 0)
+    {
+        let _ = writeln!(o, "  p99.9 n/a: n is too small (fewer than {min} waits)");
+    }
+    let _ = writeln!(
+        o,
+        "  queued = until a server thread took the call; servers while serving: {}",
+        items(&all["server_while_serving"])
+    );
+    if !crit.is_null() {
+        let threads: Vec<String> = crit["threads"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(who)
+            .collect();
+        let _ = writeln!(o, "  critical threads: {}", threads.join(", "));
+    }
+    let dropped = &b["dropped"];
+    let n = |k: &str| dropped[k].as_i64().unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "  one-way calls {} (no waits); dropped (stats binder:*): {} still waiting at the \
+         trace end, {} left without a reply, {} replies to calls from before the trace, {} \
+         mismatched, {} malformed events",
+        b["oneway_calls"],
+        n("call_unended"),
+        n("call_superseded"),
+        n("reply_without_call"),
+        n("reply_mismatch"),
+        n("malformed")
+    );
+    let (whose, c) = if crit.is_null() {
+        ("all", all)
+    } else {
+        ("the critical threads'", crit)
+    };
+    let servers = c["servers"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    if !servers.is_empty() {
+        let _ = writeln!(o, "  servers of {whose} waits, most wait first:");
+    }
+    for s in servers.iter().take(BINDER_SERVERS) {
+        let _ = writeln!(
+            o,
+            "  - {} {}: {} waits, {} ms, max {} ms",
+            s["process"].as_str().unwrap_or("(unknown process)"),
+            who(&s["server"]),
+            s["count"],
+            ms_v(&s["total_ns"]),
+            ms_v(&s["max_ns"])
+        );
+    }
 }
 
 /// Methods listed per process and side in the ART monitor section.

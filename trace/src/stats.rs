@@ -16,6 +16,10 @@ fn describe(kind: &str) -> String {
         "trace" => format!("top-level Trace field `{what}` skipped"),
         "clock" => format!("track events whose clock could not be converted: {what}"),
         "superpass" => "SuperPass events with a missing or malformed field".into(),
+        "binder" => match crate::binder::STATS.iter().find(|(k, _)| *k == kind) {
+            Some((_, what)) => (*what).to_owned(),
+            None => format!("binder: {what}"),
+        },
         _ => format!("skipped: {kind}"),
     }
 }

@@ -24,6 +24,7 @@
 
 use std::collections::HashSet;
 
+use crate::binder::BinderKind;
 use crate::proto::{bundle, ftrace, packet, trace, track, track_event};
 use crate::wire::{put_bytes, put_int, put_message, put_uint};
 
@@ -252,6 +253,36 @@ impl TraceWriter {
                     });
                 }
             });
+        });
+    }
+
+    /// Records binder event `ev` of thread `tid`: a `binder_transaction` it sends (a call,
+    /// one-way with `TF_ONE_WAY` = 1 in its flags, or a reply to its `to_thread`), or a
+    /// `binder_transaction_received` (it took a call, as its server, or a reply, as its caller).
+    pub fn binder(&mut self, ts_ns: u64, cpu: u32, tid: i32, ev: &BinderKind) {
+        self.ftrace_event(ts_ns, cpu, tid, |e| match *ev {
+            BinderKind::Transaction {
+                debug_id,
+                to_proc,
+                to_thread,
+                reply,
+                flags,
+                code,
+            } => put_message(e, ftrace::BINDER_TRANSACTION, |b| {
+                use ftrace::binder::*;
+                put_int(b, DEBUG_ID, i64::from(debug_id));
+                put_int(b, TARGET_NODE, 0);
+                put_int(b, TO_PROC, i64::from(to_proc));
+                put_int(b, TO_THREAD, i64::from(to_thread));
+                put_int(b, REPLY, i64::from(reply));
+                put_uint(b, CODE, u64::from(code));
+                put_uint(b, FLAGS, u64::from(flags));
+            }),
+            BinderKind::Received { debug_id } => {
+                put_message(e, ftrace::BINDER_TRANSACTION_RECEIVED, |b| {
+                    put_int(b, ftrace::binder::DEBUG_ID, i64::from(debug_id));
+                })
+            }
         });
     }
 

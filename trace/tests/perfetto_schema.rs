@@ -5,6 +5,7 @@
 
 use std::process::Command;
 
+use superpass_trace::binder::BinderKind;
 use superpass_trace::writer::{FieldValue, TraceWriter};
 
 fn sample_trace() -> Vec<u8> {
@@ -30,6 +31,27 @@ fn sample_trace() -> Vec<u8> {
             ("depth", FieldValue::Int(1)),
         ],
     );
+    // A synchronous binder call of the RenderThread to 201, and the reply.
+    let call = BinderKind::Transaction {
+        debug_id: 7,
+        to_proc: 200,
+        to_thread: 0,
+        reply: false,
+        flags: 0x10,
+        code: 3,
+    };
+    w.binder(2_300, 0, 101, &call);
+    w.binder(2_400, 1, 201, &BinderKind::Received { debug_id: 7 });
+    let reply = BinderKind::Transaction {
+        debug_id: 8,
+        to_proc: 100,
+        to_thread: 101,
+        reply: true,
+        flags: 0,
+        code: 0,
+    };
+    w.binder(2_500, 1, 201, &reply);
+    w.binder(2_600, 0, 101, &BinderKind::Received { debug_id: 8 });
     w.slice_begin(1_100, 101, "lockwait:big");
     w.slice_end(3_000, 101);
     w.finish()
@@ -68,6 +90,8 @@ fn writer_output_matches_perfetto_schema() {
         "\"sched_blocked_reason\": 1",
         "\"print\": 1",
         "\"generic\": 1",
+        "\"binder_transaction\": 2",
+        "\"binder_transaction_received\": 2",
         "\"slice_begin\": 1",
         "\"slice_end\": 1",
         "\"thread_descriptors\": 2",
