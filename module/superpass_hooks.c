@@ -133,7 +133,10 @@ s32 sp_tid_to_caller(s32 tid)
 /*
  * Tracepoints name a lock by a keyed hash of its address, stable for the
  * boot: trace readers can still match events on one lock, but the trace does
- * not hand kernel addresses (a KASLR leak) to whoever may read it.
+ * not hand kernel addresses (a KASLR leak) to whoever may read it. A binder
+ * call's id is no address (its tag and debug_id, which binder's own
+ * tracepoints print), so it is shown as it is: a trace joins it with the
+ * binder events.
  */
 static siphash_key_t sp_lock_key;
 
@@ -144,6 +147,8 @@ void sp_trace_init(void)
 
 static u64 sp_lock_id(u64 lock)
 {
+	if ((lock & ~0xffffffffULL) == SP_BINDER_TXN_LOCK_TAG)
+		return lock;
 	return lock ? siphash_1u64(lock, &sp_lock_key) : 0;
 }
 

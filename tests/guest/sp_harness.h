@@ -454,6 +454,9 @@ static __attribute__((unused)) int trace_start(int buffer_kb)
 	write_file(TR "events/lock/contention_begin/enable", "1");
 	write_file(TR "events/lock/contention_end/enable", "1");
 	write_file(TR "events/superpass/enable", "1");
+	/* A binder round trip: superpass-trace makes each call a wait on its server thread. */
+	write_file(TR "events/binder/binder_transaction/enable", "1");
+	write_file(TR "events/binder/binder_transaction_received/enable", "1");
 	write_file(TR "tracing_on", "1");
 	atomic_store(&marker_fd, open(TR "trace_marker", O_WRONLY));
 	return 1;
