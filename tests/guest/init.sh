@@ -58,7 +58,10 @@ metrics_json() {
 TEST_TIMEOUT=$(sed -n 's/.*sptest.timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
 [ -n "$TEST_TIMEOUT" ] || TEST_TIMEOUT=300
 
-echo "SPGUEST boot cpus=$(nproc) release=$(uname -r) uptime_ms=$(ms)"
+# The CPU capacities the kernel uses (arch_scale_cpu_capacity(); arm64 reads them from the
+# device tree), where it exports them.
+caps=$(cat /sys/devices/system/cpu/cpu[0-9]*/cpu_capacity 2> /dev/null | tr '\n' , | sed 's/,$//')
+echo "SPGUEST boot cpus=$(nproc) release=$(uname -r) uptime_ms=$(ms) arch=$(uname -m)${caps:+ capacities=$caps}"
 
 for t in $(cat /etc/sptest.list); do
 	name=${t%.sh}; name=${name#[0-9][0-9]-}

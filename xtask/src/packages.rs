@@ -156,6 +156,8 @@ pub const ARM64_APT_PACKAGES: &[&str] = &[
     "qemu-system-arm",
     "gcc-aarch64-linux-gnu",
     "libc6-dev-arm64-cross",
+    // dtc: the guest's device tree gains asymmetric CPU capacities (vm::arm64_dtb).
+    "device-tree-compiler",
 ];
 
 /// The Debian packages a kernel of `arch` (and the guest tests on it) need.
@@ -381,6 +383,7 @@ mod tests {
             "qemu-system-arm",
             "gcc-aarch64-linux-gnu",
             "libc6-dev-arm64-cross",
+            "device-tree-compiler",
         ] {
             assert!(arm.contains(&p), "{p} missing from {arm:?}");
             assert!(
@@ -405,7 +408,7 @@ mod tests {
             "dpkg-query",
             &format!(
                 "pkg=\"$3\"\n\
-                 case \"$pkg\" in qemu-system-arm|gcc-aarch64-linux-gnu|libc6-dev-arm64-cross) \
+                 case \"$pkg\" in qemu-system-arm|gcc-aarch64-linux-gnu|libc6-dev-arm64-cross|device-tree-compiler) \
                    if [ -e {d}/arm.done ]; then printf 'install ok installed'; \
                    else printf 'unknown ok not-installed'; fi;; \
                  *) printf 'install ok installed';; esac"

@@ -68,7 +68,10 @@ Options:
                        guest programs cross-compiled static (aarch64-linux-gnu-gcc),
                        busybox from Debian's arm64 busybox-static (extracted into the
                        tools cache); the kernel console is ttyAMA0 and the test output
-                       a virtio console (hvc0). sp-service is x86_64 only for now.
+                       a virtio console (hvc0). The guest boots QEMU's own virt device
+                       tree with capacity-dmips-mhz added (dtc): CPU 0 big (1024), the
+                       others little (512), so the kernel's capacities are asymmetric,
+                       as on a phone. sp-service is x86_64 only for now.
   --variant V          kernel variant: default or kasan (KASAN + lockdep)
   --timeout SECS       whole-VM timeout (default 1800: the superpass boot runs every
                        inversion test twice, critical thread at nice 0 and -10)
@@ -696,6 +699,9 @@ pub fn boot(
     let log = &out.join("guest.log");
     let _ = fs::remove_file(&klog);
     let mut qemu = qemu_command(k.arch, machine, &k.bzimage, initrd, extra_cmdline, &klog);
+    if k.arch == Arch::Arm64 {
+        qemu.arg("-dtb").arg(arm64_dtb(machine, out)?);
+    }
     let mut child = qemu
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -829,6 +835,89 @@ pub fn qemu_command(
         }
     }
     qemu
+}
+
+/// The capacity (`capacity-dmips-mhz`) of CPU `cpu` in the arm64 guest's device tree: CPU 0 is
+/// the big core, the others are little cores of half its capacity, as a phone's device tree
+/// makes them (`arch_scale_cpu_capacity()` 1024 and 512 once the kernel normalizes them).
+pub fn arm64_capacity(cpu: u32) -> u32 {
+    if cpu == 0 {
+        1024
+    } else {
+        512
+    }
+}
+
+/// `dts` (QEMU's virt device tree, decompiled) with a `capacity-dmips-mhz` in every `cpu@N`
+/// node, from [`arm64_capacity`]. The kernel ignores the property unless every CPU has it.
+pub fn with_capacities(dts: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(dts.len() + 256);
+    let mut cpus = 0;
+    for line in dts.lines() {
+        out.push_str(line);
+        out.push('\n');
+        let t = line.trim();
+        if let Some(n) = t.strip_prefix("cpu@").and_then(|r| r.strip_suffix(" {")) {
+            let cpu = u32::from_str_radix(n, 16).map_err(|e| format!("cpu node {t:?}: {e}"))?;
+            let indent = &line[..line.len() - line.trim_start().len()];
+            out.push_str(&format!(
+                "{indent}\tcapacity-dmips-mhz = <{}>;\n",
+                arm64_capacity(cpu)
+            ));
+            cpus += 1;
+        }
+    }
+    if cpus == 0 {
+        return Err("QEMU's device tree has no cpu@N node".into());
+    }
+    Ok(out)
+}
+
+/// The device tree the arm64 guest boots with, in `out`: QEMU's own for this machine (dumped
+/// with `-M virt,dumpdtb=`) with asymmetric CPU capacities ([`with_capacities`]), so that
+/// placement and misfit run against real `arch_scale_cpu_capacity()` values.
+fn arm64_dtb(machine: &Machine, out: &Path) -> Result<PathBuf, String> {
+    let run = |c: &mut Command, what: &str| -> Result<Vec<u8>, String> {
+        let o = c
+            .output()
+            .map_err(|e| format!("{what}: {e} (cargo xtask doctor lists the arm64 packages)"))?;
+        if !o.status.success() {
+            return Err(format!(
+                "{what} failed: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ));
+        }
+        Ok(o.stdout)
+    };
+    let virt = out.join("virt.dtb");
+    let dtb = out.join("guest.dtb");
+    let _ = fs::remove_file(&virt);
+    run(
+        Command::new("qemu-system-aarch64")
+            .arg("-M")
+            .arg(format!("virt,dumpdtb={}", virt.display()))
+            .args(["-cpu", "max,pauth-impdef=on", "-accel", "tcg", "-smp"])
+            .arg(machine.cpus.to_string())
+            .args(["-m", "1024", "-nographic", "-nodefaults"]),
+        "qemu-system-aarch64 dumpdtb",
+    )?;
+    let dts = run(
+        Command::new("dtc")
+            .args(["-q", "-I", "dtb", "-O", "dts"])
+            .arg(&virt),
+        "dtc -I dtb",
+    )?;
+    let dts = with_capacities(&String::from_utf8_lossy(&dts))?;
+    let src = out.join("guest.dts");
+    fs::write(&src, dts).map_err(|e| format!("{}: {e}", src.display()))?;
+    run(
+        Command::new("dtc")
+            .args(["-q", "-I", "dts", "-O", "dtb", "-o"])
+            .arg(&dtb)
+            .arg(&src),
+        "dtc -O dtb",
+    )?;
+    Ok(dtb)
 }
 
 fn show_line(l: &str) -> bool {
@@ -1035,6 +1124,16 @@ mod tests {
              console=ttyS0 panic=-1 oops=panic loglevel=7 printk.time=1 sptest.timeout=300 \
              -nographic -no-reboot -nodefaults -serial file:/o/kernel.log -serial stdio"
         );
+    }
+
+    #[test]
+    fn the_arm64_device_tree_gets_a_big_cpu_and_little_ones() {
+        let dts = "/ {\n\tcpus {\n\t\tcpu@0 {\n\t\t\treg = <0x00>;\n\t\t};\n\t\tcpu@1 {\n\t\t\treg = <0x01>;\n\t\t};\n\t};\n};\n";
+        let out = with_capacities(dts).unwrap();
+        assert!(out.contains("cpu@0 {\n\t\t\tcapacity-dmips-mhz = <1024>;\n"));
+        assert!(out.contains("cpu@1 {\n\t\t\tcapacity-dmips-mhz = <512>;\n"));
+        assert_eq!(out.matches("capacity-dmips-mhz").count(), 2);
+        assert!(with_capacities("/ { };\n").is_err());
     }
 
     #[test]

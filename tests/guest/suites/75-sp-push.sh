@@ -1,20 +1,22 @@
-# Pushes: superpass.ko loaded with capacity=1024,512 takes CPU 0 for the fast
-# CPU and CPU 1 for a slower one (the kernel's own view stays symmetric). Two
+# Pushes: CPU 0 is the fast CPU and CPU 1 a slower one (the arm64 guest's
+# device tree, or on x86 superpass.ko's capacity=1024,512 while the kernel's
+# own view stays symmetric: lib/capacity.sh). Two
 # hogs at nice 19 (background priority) keep both CPUs busy, so a blocker
 # boosted on CPU 1 (where it starts: -B 1) has no idle faster CPU to be pulled to: the engine pushes it
 # to CPU 0, displacing a hog, and the module's CPU stopper moves it there; when
 # its boost ends it goes back. The same run is made first with push_min_prio at
 # 140 (push to idle CPUs only: here, never), whose metrics are nopush_*. The
 # engine's pushes and push_backs and the module's completed moves (debugfs
-# probe_calls: move_done) must grow. CPU 0 is not really faster here, so the
-# waits can only show what a push costs (nopush_* against on*), never what it
+# probe_calls: move_done) must grow. CPU 0 is not really faster here (TCG runs
+# every vCPU alike, whatever its capacity), so the waits can only show what a push costs (nopush_* against on*), never what it
 # gains, and off is no inversion to cut (the blocker shares the hogs' nice 19):
 # they are reported, with each wait over 16 ms itemized from its capture as in
 # the other inversion tests, not judged. on_n10 runs the critical thread at
 # nice -10, as Android runs the UI thread and RenderThread.
 #@boot sp-push  (the capacities are a load parameter)
 fail=0
-insmod /lib/modules/sp/superpass.ko capacity=1024,512 || { echo "FAIL superpass.ko did not load"; exit 1; }
+. /lib/sptest/capacity.sh
+insmod /lib/modules/sp/superpass.ko $sp_capacity || { echo "FAIL superpass.ko did not load"; exit 1; }
 insmod /lib/modules/sp/sp_testdev.ko || { echo "FAIL sp_testdev.ko did not load"; exit 1; }
 calls=/sys/kernel/debug/superpass/probe_calls
 [ -w "$calls" ] || { echo "FAIL no $calls (debugfs)"; exit 1; }
