@@ -54,6 +54,9 @@ const HEADER_LINE: &str = "[abi_symbol_list]";
 /// x86_64 symbols that the test build imports only because of x86 arch code, and what an
 /// aarch64 build imports instead (None: nothing, e.g. arm64 finds `current` in sp_el0).
 const X86_ONLY: &[(&str, Option<&str>)] = &[
+    // clang lowers a memcmp() compared only for equality to bcmp() for x86_64, not for
+    // aarch64 (the arm64 .ko imports memcmp).
+    ("bcmp", Some("memcmp")),
     ("_copy_from_user", Some("__arch_copy_from_user")),
     ("_copy_to_user", Some("__arch_copy_to_user")),
     // arm64's arch_scale_cpu_capacity() reads the per-CPU cpu_scale.
@@ -433,8 +436,8 @@ mod tests {
 
     #[test]
     fn x86_only_imports_become_aarch64_ones() {
-        let (syms, mapped) = to_aarch64(&v(&["_copy_to_user", "pcpu_hot", "memcpy"]));
-        assert_eq!(syms, v(&["__arch_copy_to_user", "memcpy"]));
+        let (syms, mapped) = to_aarch64(&v(&["_copy_to_user", "pcpu_hot", "memcpy", "bcmp"]));
+        assert_eq!(syms, v(&["__arch_copy_to_user", "memcmp", "memcpy"]));
         assert_eq!(
             mapped,
             vec![
@@ -442,7 +445,8 @@ mod tests {
                     "_copy_to_user".to_string(),
                     Some("__arch_copy_to_user".to_string())
                 ),
-                ("pcpu_hot".to_string(), None)
+                ("pcpu_hot".to_string(), None),
+                ("bcmp".to_string(), Some("memcmp".to_string()))
             ]
         );
     }
