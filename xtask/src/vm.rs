@@ -41,7 +41,8 @@ Boots the SuperPass test kernel in QEMU and runs the guest tests:
      frame), and `superpass-trace report --long-ms 16 --long-only` itemizes each one
      (the waiter's and holders' states, SuperPass's events in it), printed and appended
      to the boot's guest.log;
-  7. writes target/vm/results.json (array of {name,status,duration_ms,metrics})
+  7. writes target/vm/results.json (array of {name,status,duration_ms,metrics}; each
+     kernel-log/<group> entry's metrics carry the guest's arch, aarch64 or x86_64),
      prints a table, exits non-zero on any failure.
 
 A test that prints no result (guest crash, hang, timeout) counts as failed.
@@ -985,6 +986,10 @@ impl Report {
         }
         if let Some(bl) = booted {
             metrics["boot"] = json!(bl.trim_start_matches("SPGUEST boot "));
+            // The guest's own word for its architecture (uname -m): aarch64 or x86_64.
+            if let Some(arch) = bl.split(' ').find_map(|w| w.strip_prefix("arch=")) {
+                metrics["arch"] = json!(arch);
+            }
         }
         metrics["kernel_log_lines"] = json!(b.kernel.len());
         let ok = bad.is_empty() && done && !b.timed_out && !b.kernel.is_empty();
@@ -1180,7 +1185,7 @@ mod tests {
     fn parses_results_and_flags_missing_tests() {
         let b = boot_result(
             &[
-                "SPGUEST boot cpus=2",
+                "SPGUEST boot cpus=2 release=6.12 uptime_ms=5 arch=aarch64 capacities=1024,512",
                 r#"SPTEST {"name":"a","status":"pass","duration_ms":5,"metrics":{"x":1}}"#,
                 "SPGUEST done",
             ],
@@ -1189,6 +1194,7 @@ mod tests {
         let mut r = Report { results: vec![] };
         r.add_boot(&b, &["a".into(), "b".into()], "kernel-log/main");
         assert_eq!(r.results.len(), 3);
+        assert_eq!(r.results[2]["metrics"]["arch"], "aarch64");
         assert_eq!(r.results[0]["metrics"]["x"], 1);
         assert_eq!(r.results[1]["name"], "b");
         assert_eq!(r.results[1]["status"], "fail");
