@@ -12,7 +12,7 @@
 mod frames;
 
 use crate::cdf_svg::{self, Figure, Panel, Series};
-use crate::kernel::{self, Variant};
+use crate::kernel::{self, Arch, Variant};
 use crate::util::{cargo, root, run, target_dir, wants_help};
 use crate::vm;
 use std::fs;
@@ -21,7 +21,7 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
-const HELP: &str = "usage: cargo xtask demo [--secs N]
+const HELP: &str = "usage: cargo xtask demo [--secs N] [--arch x86_64|arm64]
        cargo xtask demo --report-only [--traces DIR]
 
 Builds the test kernel (cached after the first run, ~12 min cold) and superpass.ko,
@@ -67,6 +67,10 @@ run it on an otherwise idle machine.
 Logs: target/vm/demo/{guest,kernel}.log; target/vm/results.json is not touched.
 
   --secs N        seconds per mode (default 10; each mode's trace window is N-2 s, 1 to 8)
+  --arch A        x86_64 (default) or arm64: the arm64 test kernel (cargo xtask kernel
+                  --arch arm64, a few minutes cold) under qemu-system-aarch64 on QEMU's
+                  virt machine, whose device tree gives CPU 0 a big core's capacity and
+                  CPU 1 a little one's (cargo xtask vm-test --help)
   --report-only   skip the kernel, the module and the VM: re-analyse the captures
                   already in target/vm (from the last demo or vm-test run) and
                   redraw the picture; prints the guest tables and the paper's
@@ -92,6 +96,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         return Ok(());
     }
     let mut secs = 10u32;
+    let mut arch = Arch::X86_64;
     let mut report_only = false;
     let mut traces: Option<PathBuf> = None;
     let mut it = args.iter();
@@ -104,6 +109,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
                     .filter(|&n| n > 0)
                     .ok_or("--secs needs a positive number")?
             }
+            "--arch" => arch = Arch::parse(it.next().ok_or("--arch needs x86_64 or arm64")?)?,
             "--report-only" => report_only = true,
             "--traces" => traces = Some(it.next().ok_or("--traces needs a directory")?.into()),
             _ => return Err(format!("unknown option `{a}`\n\n{HELP}")),
@@ -150,6 +156,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let tool = build_trace_tool()?;
     eprintln!("[demo] kernel (cached after the first build)");
     let k = kernel::ensure(&kernel::Opts {
+        arch,
         variant: Variant::Default,
         ..Default::default()
     })?;
