@@ -79,31 +79,59 @@ static u32 sp_binder_busy_pool(struct binder_proc *proc, s32 *out, u32 max)
 	return found;
 }
 
-void sp_probe_binder_txn_finish(void *d, struct binder_proc *proc, struct binder_transaction *t,
-				struct task_struct *server, bool pending_async, bool sync)
+/*
+ * Every binder transaction in the system passes these probes. Each tests
+ * inline whether the call may matter and leaves the rest to a noinline
+ * function, so that test is all an unrelated call pays.
+ */
+
+/* The engine follows the current thread's sync call, queued for @server or (NULL) the pool. */
+static noinline void sp_binder_call_followed(struct binder_proc *proc,
+					     struct binder_transaction *t,
+					     struct task_struct *server)
 {
 	s32 pool[SP_READER_TABLE_WAYS];
 	u32 n = 0;
 
-	SP_COUNT(binder_txn_finish);
-	if (!sync || pending_async || !sp_waits_matter())
-		return;
-	sp_wait_note((const void *)(unsigned long)sp_binder_lock(t), SP_KIND_BINDER,
-		     server ? server->pid : 0);
-	if (!sp_may_matter(current->pid))
-		return;
 	if (!server)
 		n = sp_binder_busy_pool(proc, pool, SP_READER_TABLE_WAYS);
 	sp_hook_rwsem_wait_start(sp_now(), current->pid, sp_binder_lock(t), SP_KIND_BINDER,
 				 server ? server->pid : 0, pool, n);
 }
 
+/* The current thread's sync call was queued: a wait, followed if the thread matters. */
+static noinline void sp_binder_call_queued(struct binder_proc *proc, struct binder_transaction *t,
+					   struct task_struct *server)
+{
+	sp_wait_note((const void *)(unsigned long)sp_binder_lock(t), SP_KIND_BINDER,
+		     server ? server->pid : 0);
+	if (sp_may_matter(current->pid))
+		sp_binder_call_followed(proc, t, server);
+}
+
+void sp_probe_binder_txn_finish(void *d, struct binder_proc *proc, struct binder_transaction *t,
+				struct task_struct *server, bool pending_async, bool sync)
+{
+	SP_COUNT(binder_txn_finish);
+	if (sync && !pending_async && sp_waits_matter())
+		sp_binder_call_queued(proc, t, server);
+}
+
+static noinline void sp_binder_taken(struct binder_transaction *t, struct task_struct *task)
+{
+	sp_hook_owner(sp_now(), sp_binder_lock(t), task->pid, true);
+}
+
 void sp_probe_binder_set_priority(void *d, struct binder_transaction *t, struct task_struct *task)
 {
 	SP_COUNT(binder_set_priority);
-	if (!task || !sp_binder_may_matter(t))
-		return;
-	sp_hook_owner(sp_now(), sp_binder_lock(t), task->pid, true);
+	if (task && sp_binder_may_matter(t))
+		sp_binder_taken(t, task);
+}
+
+static noinline void sp_binder_replied(struct binder_transaction *t, struct task_struct *task)
+{
+	sp_hook_binder_reply(sp_now(), sp_binder_lock(t), task->pid, READ_ONCE(t->from_tid));
 }
 
 void sp_probe_binder_restore_priority(void *d, struct binder_transaction *t,
@@ -111,21 +139,15 @@ void sp_probe_binder_restore_priority(void *d, struct binder_transaction *t,
 {
 	SP_COUNT(binder_restore_priority);
 	/* t is NULL when a thread goes back to its pool's work: no call ends there. */
-	if (!t || !task || !sp_binder_may_matter(t))
-		return;
-	sp_hook_binder_reply(sp_now(), sp_binder_lock(t), task->pid, READ_ONCE(t->from_tid));
+	if (t && task && sp_binder_may_matter(t))
+		sp_binder_replied(t, task);
 }
 
-void sp_probe_binder_received(void *d, struct binder_transaction *t, struct binder_proc *proc,
-			      struct binder_thread *thread, uint32_t cmd)
+static noinline void sp_binder_reply_received(void)
 {
 	u32 kind = 0;
-	u64 lock;
+	u64 lock = sp_wait_current(&kind);
 
-	SP_COUNT(binder_received);
-	if (cmd != BR_REPLY)
-		return;
-	lock = sp_wait_current(&kind);
 	if (!lock || kind != SP_KIND_BINDER)
 		return;
 	sp_wait_clear(current->pid);
@@ -133,10 +155,22 @@ void sp_probe_binder_received(void *d, struct binder_transaction *t, struct bind
 		sp_hook_wait_finish(sp_now(), current->pid, lock);
 }
 
+void sp_probe_binder_received(void *d, struct binder_transaction *t, struct binder_proc *proc,
+			      struct binder_thread *thread, uint32_t cmd)
+{
+	SP_COUNT(binder_received);
+	if (cmd == BR_REPLY)
+		sp_binder_reply_received();
+}
+
+static noinline void sp_binder_freed(struct binder_transaction *t)
+{
+	sp_hook_binder_freed(sp_now(), sp_binder_lock(t), READ_ONCE(t->from_tid));
+}
+
 void sp_probe_binder_free(void *d, struct binder_transaction *t)
 {
 	SP_COUNT(binder_free);
-	if (!sp_binder_may_matter(t))
-		return;
-	sp_hook_binder_freed(sp_now(), sp_binder_lock(t), READ_ONCE(t->from_tid));
+	if (sp_binder_may_matter(t))
+		sp_binder_freed(t);
 }

@@ -136,6 +136,16 @@ void sp_probe_mutex_unlock_slowpath(void *d, struct mutex *lock)
 		sp_hook_woken(now, (u64)(unsigned long)lock, t->pid, current->pid);
 }
 
+/*
+ * The current task took (@owns) or released @lock, one tracked waits may be
+ * on. Out of line: the owner probes fire at every acquire and release in the
+ * system, and what they test inline is all an unrelated lock pays.
+ */
+static noinline void sp_owner_changed(const void *lock, bool owns)
+{
+	sp_hook_owner(sp_now(), (u64)(unsigned long)lock, current->pid, owns);
+}
+
 void sp_probe_mutex_starttime(void *d, struct mutex *lock,
 				     unsigned long settime)
 {
@@ -145,10 +155,8 @@ void sp_probe_mutex_starttime(void *d, struct mutex *lock,
 	 * the owner group is attached: only a lock tracked waits are on can
 	 * change a decision, so any other stays off the engine lock.
 	 */
-	if (!sp_ownership_matters() || !sp_lock_may_matter(lock))
-		return;
-	sp_hook_owner(sp_now(), (u64)(unsigned long)lock, current->pid,
-		      settime != 0);
+	if (sp_ownership_matters() && sp_lock_may_matter(lock))
+		sp_owner_changed(lock, settime != 0);
 }
 
 /* The writer of @sem, if the owner word names one (not reader-owned). */
@@ -301,9 +309,8 @@ void sp_probe_reader_cleared(void *d, struct rw_semaphore *sem)
 void sp_probe_writer_owned(void *d, struct rw_semaphore *sem)
 {
 	SP_COUNT(writer_owned);
-	if (!sp_waits_matter() || !sp_lock_may_matter(sem))
-		return;
-	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, true);
+	if (sp_waits_matter() && sp_lock_may_matter(sem))
+		sp_owner_changed(sem, true);
 }
 
 /*
@@ -335,7 +342,6 @@ void sp_probe_rwsem_wake_finish(void *d, struct rw_semaphore *sem)
 void sp_probe_writer_cleared(void *d, struct rw_semaphore *sem)
 {
 	SP_COUNT(writer_cleared);
-	if (!sp_waits_matter() || !sp_lock_may_matter(sem))
-		return;
-	sp_hook_owner(sp_now(), (u64)(unsigned long)sem, current->pid, false);
+	if (sp_waits_matter() && sp_lock_may_matter(sem))
+		sp_owner_changed(sem, false);
 }

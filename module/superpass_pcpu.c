@@ -169,16 +169,12 @@ static void sp_pcpu_drained(struct percpu_rw_semaphore *sem, struct sp_pcpu_slot
 		sp_hook_wait_finish(sp_now(), current->pid, sp_pcpu_readers_id(sem));
 }
 
-void sp_probe_pcpu_record(void *d, struct percpu_rw_semaphore *sem,
-			  unsigned long settime)
+/* @sem was taken, while readers are blocked or by a thread whose wait may matter. */
+static noinline void sp_pcpu_taken(struct percpu_rw_semaphore *sem)
 {
-	SP_COUNT(pcpu_record);
 	struct sp_pcpu_slot *slot;
 	bool writer;
 
-	/* A release: up_write reports the writer's; a reader's changes nothing. */
-	if (!settime)
-		return;
 	/*
 	 * Taken: by the writer if it blocks readers and no writer waits for them
 	 * to leave, else by a reader. A reader that got in before a new writer set
@@ -194,6 +190,21 @@ void sp_probe_pcpu_record(void *d, struct percpu_rw_semaphore *sem,
 		}
 	}
 	sp_report_wait_end(sem, writer);
+}
+
+void sp_probe_pcpu_record(void *d, struct percpu_rw_semaphore *sem,
+			  unsigned long settime)
+{
+	SP_COUNT(pcpu_record);
+	/* A release: up_write reports the writer's; a reader's changes nothing. */
+	if (!settime)
+		return;
+	/*
+	 * Every percpu_down_read() in the system lands here: a reader with no
+	 * writer about and no tracked wait of its own changes nothing.
+	 */
+	if (atomic_read(&sem->block) || (sp_waits_matter() && sp_may_matter(current->pid)))
+		sp_pcpu_taken(sem);
 }
 
 void sp_probe_pcpu_up_write(void *d, struct percpu_rw_semaphore *sem)

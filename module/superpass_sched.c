@@ -313,27 +313,39 @@ struct rq *sp_rq(unsigned int cpu)
 	return cpu < NR_CPUS ? READ_ONCE(sp_rqs[cpu]) : NULL;
 }
 
-void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p,
-			     int flags)
+/*
+ * The scheduler's probes run at every enqueue, dequeue and pick in the
+ * system, almost always for a task that does not matter. Each tests the lanes
+ * inline and leaves the rest to a noinline function, so that test is all an
+ * unrelated task pays: no register saves, no stack frame.
+ */
+
+/* Boosted tasks, and critical threads inside a tracked wait. */
+static inline bool sp_task_may_matter(struct task_struct *p)
 {
-	SP_COUNT(enqueue);
-	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
-	/*
-	 * Boosted tasks, and critical threads inside a tracked wait: one that
-	 * wakes with no release reported (a PI futex handed over) gets its turn.
-	 */
-	if (!(sp_boosting() && sp_may_be_boosted(p->pid)) && !sp_may_be_waiting(p->pid))
-		return;
+	return (sp_boosting() && sp_may_be_boosted(p->pid)) || sp_may_be_waiting(p->pid);
+}
+
+static noinline void sp_enqueue(struct rq *rq, struct task_struct *p)
+{
 	if (!sp_is_fair(p))
 		return;
 	if (sp_hook_enqueue(sp_now(), cpu_of(rq), p->pid, p, rq->curr->pid))
 		sp_resched_rq(rq);
 }
 
-void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
+void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p,
 			     int flags)
 {
-	SP_COUNT(dequeue);
+	SP_COUNT(enqueue);
+	WRITE_ONCE(sp_rqs[cpu_of(rq)], rq);
+	/* A critical waiter that wakes with no release reported (a PI futex handed over) gets its turn. */
+	if (sp_task_may_matter(p))
+		sp_enqueue(rq, p);
+}
+
+static noinline void sp_dequeue(struct rq *rq, struct task_struct *p, int flags)
+{
 	if ((flags & DEQUEUE_SLEEP) && sp_may_be_woken(p->pid)) {
 		u64 lock = 0;
 		/* Only the sleeper itself may read its lock: it is inside the lock's slow path. */
@@ -341,9 +353,16 @@ void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
 
 		sp_hook_slept(sp_now(), p->pid, lock, owner);
 	}
-	if (!(sp_boosting() && sp_may_be_boosted(p->pid)) && !sp_may_be_waiting(p->pid))
-		return;
-	sp_hook_dequeue(sp_now(), cpu_of(rq), p->pid);
+	if (sp_task_may_matter(p))
+		sp_hook_dequeue(sp_now(), cpu_of(rq), p->pid);
+}
+
+void sp_probe_dequeue(void *d, struct rq *rq, struct task_struct *p,
+			     int flags)
+{
+	SP_COUNT(dequeue);
+	if (((flags & DEQUEUE_SLEEP) && sp_may_be_woken(p->pid)) || sp_task_may_matter(p))
+		sp_dequeue(rq, p, flags);
 }
 
 /*
@@ -374,17 +393,19 @@ static inline void sp_protect_slice(struct task_struct *p)
 	p->se.vlag = p->se.deadline;
 }
 
-/* The task to run instead of CFS's choice @next (NULL: keep it); @prev ran until now. */
-static struct task_struct *sp_replace_next(struct rq *rq, struct task_struct *next,
-					   struct task_struct *prev)
+static inline bool sp_boosting_here(struct rq *rq)
 {
-	struct task_struct *t, *waiter;
+	return sp_boosting() && sp_cpu_has_work(cpu_of(rq));
+}
+
+/* The pick asks the engine about a preempted critical waiter, or this CPU's fast-track work. */
+static noinline struct task_struct *sp_pick(struct rq *rq, struct task_struct *next,
+					    struct task_struct *prev)
+{
+	struct task_struct *t, *waiter = sp_preempted_waiter(rq, prev, next);
 	u64 deadline = 0;
 
-	if (next && unlikely(!READ_ONCE(sp_fair_class)))
-		WRITE_ONCE(sp_fair_class, next->sched_class);
-	waiter = sp_preempted_waiter(rq, prev, next);
-	if (!waiter && (!sp_boosting() || !sp_cpu_has_work(cpu_of(rq))))
+	if (!waiter && !sp_boosting_here(rq))
 		return NULL;
 	sp_count(SPP_pick_engine);
 	t = sp_hook_pick(sp_now(), rq, cpu_of(rq), next ? next->pid : 0, waiter,
@@ -399,12 +420,27 @@ static struct task_struct *sp_replace_next(struct rq *rq, struct task_struct *ne
 	return t;
 }
 
-static void sp_preempt(struct rq *rq, struct task_struct *p, bool *preempt)
+/* The task to run instead of CFS's choice @next (NULL: keep it); @prev ran until now. */
+static __always_inline struct task_struct *sp_replace_next(struct rq *rq, struct task_struct *next,
+							   struct task_struct *prev)
 {
-	if (!sp_boosting() || !sp_may_be_boosted(p->pid))
-		return;
+	if (next && unlikely(!READ_ONCE(sp_fair_class)))
+		WRITE_ONCE(sp_fair_class, next->sched_class);
+	if ((prev && prev != next && sp_may_be_waiting(prev->pid)) || sp_boosting_here(rq))
+		return sp_pick(rq, next, prev);
+	return NULL;
+}
+
+static noinline void sp_preempt_boosted(struct rq *rq, struct task_struct *p, bool *preempt)
+{
 	if (sp_hook_preempt(sp_now(), cpu_of(rq), rq->curr->pid, p->pid))
 		*preempt = true;
+}
+
+static __always_inline void sp_preempt(struct rq *rq, struct task_struct *p, bool *preempt)
+{
+	if (sp_boosting() && sp_may_be_boosted(p->pid))
+		sp_preempt_boosted(rq, p, preempt);
 }
 
 #ifdef SP_ACK_6_6
@@ -548,16 +584,20 @@ void sp_probe_uclamp_eff_get(void *d, struct task_struct *p, enum uclamp_id clam
  * the kernel's own test. task_h_load() is private to fair.c; the task's own
  * load is what the balancer compares, and a blocker's is never zero here.
  */
+static noinline void sp_update_misfit(struct task_struct *p, struct rq *rq, bool *need_update)
+{
+	if (!sp_is_fair(p) || !sp_hook_misfit(p->pid, cpu_of(rq)))
+		return;
+	rq->misfit_task_load = max_t(unsigned long, READ_ONCE(p->se.avg.load_avg), 1);
+	*need_update = false;
+}
+
 void sp_probe_update_misfit_status(void *d, struct task_struct *p, struct rq *rq,
 				   bool *need_update)
 {
 	SP_COUNT(update_misfit_status);
-	if (!p || !sp_boosting() || !sp_may_be_boosted(p->pid) || !sp_is_fair(p))
-		return;
-	if (!sp_hook_misfit(p->pid, cpu_of(rq)))
-		return;
-	rq->misfit_task_load = max_t(unsigned long, READ_ONCE(p->se.avg.load_avg), 1);
-	*need_update = false;
+	if (p && sp_boosting() && sp_may_be_boosted(p->pid))
+		sp_update_misfit(p, rq, need_update);
 }
 
 /*
