@@ -134,6 +134,13 @@ pub enum Event<'a> {
         /// The CPU the wait starts on, as for [`Event::WaitStart`].
         cpu: Cpu,
     },
+    /// `waiter` is about to join a futex's queue of waiters, under the queue's lock (the
+    /// hook `android_vh_alter_futex_plist_add`). Answered `First` when it should go ahead of
+    /// the waiters of its priority, so that the futex's next wake wakes it before them.
+    FutexQueue {
+        /// The waiting task.
+        waiter: Tid,
+    },
     /// `tid` left its runqueue to sleep. Reported only for tasks in [`Engine::woken_lanes`]: a
     /// woken critical waiter that sleeps again lost its retry, and its lock's holders block it.
     WaiterSlept {
@@ -456,6 +463,8 @@ pub enum Answer {
     },
     /// The task does not fit its CPU (misfit update).
     Misfit,
+    /// Queue the waiter ahead of the others of its priority (futex queue).
+    First,
     /// Leave the task where it is (migration).
     Veto,
     /// Raise the task's uclamp.min to this (uclamp).
@@ -552,6 +561,13 @@ impl<O: Observer> Engine<O> {
             } => {
                 self.wait_cpu(waiter, cpu);
                 Answer::boosted(self.futex_wait(now, waiter, owner, valid))
+            }
+            Event::FutexQueue { waiter } => {
+                if self.queue_first(waiter) {
+                    Answer::First
+                } else {
+                    Answer::None
+                }
             }
             Event::WaiterSlept { tid, lock, owner } => {
                 Answer::boosted(self.waiter_slept(now, tid, lock, owner))

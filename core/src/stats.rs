@@ -165,6 +165,9 @@ counters! {
     /// among them, a percpu rw-semaphore's writer, boosted for the readers queued behind it,
     /// waiting for the readers inside to leave, whom the semaphore does not name.
     ChainNoBlocker = "chain_no_blocker",
+    /// Futex waits queued ahead of the waiters of their priority (`queue_first`): a critical
+    /// or boosted thread's.
+    QueuedFirst = "queued_first",
 }
 
 /// Sub-buckets per power of two: 64 keeps the midpoint within 1/128 (0.8%) of any sample.

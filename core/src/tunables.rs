@@ -234,6 +234,13 @@ tunables! {
         unit: "threads",
         doc: "When a critical thread's synchronous binder call finds no free thread in the server's pool and is queued, how many of the pool's busy threads become its blockers until one takes the call (they are the call's readers, so max_readers bounds them too; 0: none).",
     },
+    queue_first: u32 = {
+        default: 1,
+        min: 0,
+        max: 1,
+        unit: "flag",
+        doc: "1: a critical or boosted thread that waits on a futex is queued ahead of the futex's waiters of its priority (android_vh_alter_futex_plist_add), so the release that wakes one waiter wakes it, not a background thread that queued first and would run its own critical section before it; 0: the kernel's order, first come, first woken.",
+    },
 }
 
 impl Default for Tunables {

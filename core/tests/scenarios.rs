@@ -1121,6 +1121,30 @@ fn futex_hints_count_only_from_tracked_threads_and_only_when_valid() {
 }
 
 #[test]
+fn critical_and_boosted_futex_waiters_queue_first_others_keep_their_place() {
+    let queue = |waiter| Event::FutexQueue { waiter };
+    let mut e = engine();
+    // A background thread keeps the kernel's order.
+    assert_eq!(e.handle(MS, queue(300)), Answer::None);
+    // The critical thread goes ahead of it.
+    assert_eq!(e.handle(MS, queue(100)), Answer::First);
+    // So does its blocker once boosted, a link of its chain.
+    e.handle(MS, wait_on(100, L1, LockKind::Mutex, 200, 0));
+    assert!(e.is_boosted(200));
+    assert_eq!(e.handle(MS, queue(200)), Answer::First);
+    assert_eq!(e.stats().get(Counter::QueuedFirst), 2);
+    ok(&e);
+    // Off: the kernel's order for everyone.
+    let mut e = engine_with(|t| t.queue_first = 0);
+    assert_eq!(e.handle(MS, queue(100)), Answer::None);
+    // Disabled: nothing is anyone's business.
+    let mut e = engine();
+    e.set_enabled(0, false);
+    assert_eq!(e.handle(MS, queue(100)), Answer::None);
+    assert_eq!(e.stats().get(Counter::QueuedFirst), 0);
+}
+
+#[test]
 fn a_pi_futex_owner_is_boosted_like_a_mutex_owner() {
     let mut e = engine();
     let b = e.wait_start(MS, 100, L2, LockKind::PiFutex, Some(200));

@@ -54,9 +54,12 @@ pub const BINDER: u64 = 1 << 18;
 /// threadgroup lock a `fork` or `exit` takes for reading) waits on the writer the module
 /// recorded taking it.
 pub const PCPU_RWSEM: u64 = 1 << 19;
+/// `android_vh_alter_futex_plist_add`: a critical or boosted thread's futex wait is queued
+/// ahead of the waiters of its priority (`queue_first`).
+pub const FUTEX_QUEUE: u64 = 1 << 20;
 
 /// Names of the mechanism bits, by bit number.
-pub const MECH_NAMES: [&str; 20] = [
+pub const MECH_NAMES: [&str; 21] = [
     "mutex_wait",
     "rwsem_read_wait",
     "rwsem_write_wait",
@@ -77,4 +80,5 @@ pub const MECH_NAMES: [&str; 20] = [
     "misfit",
     "binder",
     "pcpu_rwsem",
+    "futex_queue",
 ];

@@ -702,6 +702,23 @@ impl<O: Observer> Engine<O> {
         self.enabled && self.interesting(tid)
     }
 
+    /// Whether `waiter`, about to join a futex's queue, goes ahead of the waiters of its
+    /// priority: a critical thread, or a boosted one (a link of a critical thread's chain).
+    /// The kernel wakes a futex's waiters first come, first woken among equal priorities, so
+    /// a critical thread that queues behind background threads waits out each of their
+    /// critical sections after the holder's, every one of them a blocker the fast track must
+    /// run first; queued ahead, it takes the lock at the holder's release.
+    pub(crate) fn queue_first(&mut self, waiter: Tid) -> bool {
+        if self.tun.queue_first == 0
+            || !self.may_track(waiter)
+            || !(self.is_critical(waiter) || self.ft.is_boosted(waiter))
+        {
+            return false;
+        }
+        self.stats.bump(Counter::QueuedFirst);
+        true
+    }
+
     /// `waiter` starts an owner-hinted futex wait naming `owner` (checked by the platform:
     /// `valid`). Only a tracked thread's hint counts: a critical waiter's or a chain link's.
     pub(crate) fn futex_wait(
