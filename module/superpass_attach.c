@@ -95,6 +95,8 @@
 	  SP_MECH_FUTEX_WOKEN, 0)								\
 	X(FUTEX_WAKE_FINISH, android_vh_futex_wake_up_q_finish,					\
 	  sp_probe_futex_wake_up_q_finish, SP_MECH_FUTEX_WOKEN, 0)				\
+	X(FUTEX_QUEUE, android_vh_alter_futex_plist_add, sp_probe_alter_futex_plist_add,	\
+	  SP_MECH_FUTEX_QUEUE, 0)								\
 	X(FREE_TASK, android_vh_free_task, sp_probe_free_task, SP_MECH_TASK_EXIT, 0)		\
 	X(BINDER_TXN_FINISH, android_vh_binder_proc_transaction_finish,				\
 	  sp_probe_binder_txn_finish, SP_MECH_BINDER, 0)					\

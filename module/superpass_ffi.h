@@ -32,6 +32,7 @@ bool sp_hook_tick(u64 now, void *rq, unsigned int cpu, s32 curr);
 bool sp_hook_bound_timer(u64 now, unsigned int cpu, u64 *next);
 u32 sp_hook_uclamp_min(s32 tid);
 bool sp_hook_misfit(s32 tid, u32 cpu);
+bool sp_hook_futex_queue(s32 tid);
 bool sp_hook_may_migrate(s32 tid, u32 src, u32 dst, bool running);
 void sp_hook_task_free(u64 now, s32 tid, void *task);
 u32 sp_probes_poll(u64 now, u64 *recheck_ns);

@@ -279,3 +279,64 @@ void sp_probe_futex_wake_up_q_finish(void *d, int nr_wake, int target_nr)
 	if (w->waker == current)
 		w->waker = NULL;
 }
+
+/*
+ * @node joins @head, first among the nodes of its priority (plist_add(), which
+ * modules cannot call, puts it last). plist keeps the first node of each
+ * priority on prio_list, in order: the walk passes at most one node per
+ * priority present (MAX_PRIO at most).
+ */
+static void sp_plist_add_first(struct plist_node *node, struct plist_head *head)
+{
+	struct plist_node *first, *iter;
+
+	if (plist_head_empty(head)) {
+		list_add_tail(&node->node_list, &head->node_list);
+		return;
+	}
+	first = iter = plist_first(head);
+	do {
+		if (iter->prio >= node->prio)
+			break;
+		iter = list_next_entry(iter, prio_list);
+	} while (iter != first);
+	if (iter->prio < node->prio) {
+		/* Every priority comes first: a new group, last. */
+		list_add_tail(&node->prio_list, &first->prio_list);
+		list_add_tail(&node->node_list, &head->node_list);
+	} else if (iter->prio > node->prio) {
+		/* No node of its priority: a new group, before iter's. */
+		list_add_tail(&node->prio_list, &iter->prio_list);
+		list_add_tail(&node->node_list, &iter->node_list);
+	} else {
+		/* iter leads the group: node takes its place on prio_list and goes before it. */
+		list_replace_init(&iter->prio_list, &node->prio_list);
+		list_add_tail(&node->node_list, &iter->node_list);
+	}
+}
+
+static noinline void sp_futex_queue(struct plist_node *node, struct plist_head *head,
+				    bool *already_on_hb)
+{
+	if (!sp_hook_futex_queue(current->pid))
+		return;
+	sp_plist_add_first(node, head);
+	*already_on_hb = true;
+}
+
+/*
+ * __futex_queue(): the current task's wait joins the hash bucket's chain
+ * (hb->lock held). A futex wake takes the chain's waiters of the futex in
+ * order, first come, first woken among equal priorities: a critical thread
+ * queued behind background threads would wait out each one's critical
+ * section after the holder's. The engine decides whether this waiter goes
+ * ahead of its priority's (queue_first); a probe before this one (a SoC
+ * vendor's) that queued the node already has the last word.
+ */
+void sp_probe_alter_futex_plist_add(void *d, struct plist_node *node, struct plist_head *head,
+				    bool *already_on_hb)
+{
+	SP_COUNT(futex_queue);
+	if (!*already_on_hb && sp_may_matter(current->pid))
+		sp_futex_queue(node, head, already_on_hb);
+}

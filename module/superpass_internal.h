@@ -71,7 +71,7 @@ static inline bool sp_lock_may_matter(const void *lock)
 	X(rwsem_wait_finish) X(reader_owned) X(reader_cleared) X(writer_owned) \
 	X(writer_cleared) X(rwsem_wake_finish) X(rtmutex_wait_start) X(rtmutex_wait_finish) \
 	X(do_futex) X(futex_wait_start) X(futex_wait_end) X(futex_wake_traverse) \
-	X(futex_wake_this) X(futex_wake_up_q_finish) X(free_task) X(enqueue) \
+	X(futex_wake_this) X(futex_wake_up_q_finish) X(futex_queue) X(free_task) X(enqueue) \
 	X(dequeue) X(replace_next) X(preempt) X(select) X(tick) X(uclamp_eff_get) \
 	X(update_misfit_status) X(can_migrate_task) X(pick_engine) X(tick_engine) \
 	X(pi_pending_owner) X(move_request) X(move_done) X(move_stale) X(move_stopper) \
@@ -235,6 +235,7 @@ s32 sp_owner_tid(unsigned long word, unsigned long flags_mask);
 /* ---- futex and rt_mutex probes (superpass_futex.c), normal hooks ---- */
 struct rt_mutex_base;
 struct plist_head;
+struct plist_node;
 union futex_key;
 void sp_probe_rtmutex_wait_start(void *d, struct rt_mutex_base *lock);
 void sp_probe_rtmutex_wait_finish(void *d, struct rt_mutex_base *lock);
@@ -253,6 +254,8 @@ void sp_probe_futex_wake_traverse(void *d, struct plist_head *chain,
 void sp_probe_futex_wake_this(void *d, int ret, int nr_wake, int target_nr,
 			      struct task_struct *p);
 void sp_probe_futex_wake_up_q_finish(void *d, int nr_wake, int target_nr);
+void sp_probe_alter_futex_plist_add(void *d, struct plist_node *node, struct plist_head *head,
+				    bool *already_on_hb);
 
 /* ---- scheduler probes (superpass_sched.c), restricted hooks but free_task ---- */
 void sp_probe_enqueue(void *d, struct rq *rq, struct task_struct *p, int flags);

@@ -347,6 +347,13 @@ pub extern "C" fn sp_hook_misfit(tid: i32, cpu: u32) -> bool {
     hooks::ask(Event::UpdateMisfit { tid, cpu }) == Answer::Misfit
 }
 
+/// Whether task `tid`, about to join a futex's queue of waiters, goes ahead of the waiters of
+/// its priority.
+#[no_mangle]
+pub extern "C" fn sp_hook_futex_queue(tid: i32) -> bool {
+    hooks::ask(Event::FutexQueue { waiter: tid }) == Answer::First
+}
+
 /// Whether load balancing may move task `tid` from CPU `src` to CPU `dst`, taking it off that
 /// CPU if `running` (an active balance).
 #[no_mangle]

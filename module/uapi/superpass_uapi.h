@@ -21,7 +21,7 @@
 /* abi::TUNABLE_SLOTS. */
 #define SP_TUNABLE_SLOTS 32
 /* tunables::NUM_TUNABLES. */
-#define SP_NUM_TUNABLES 16
+#define SP_NUM_TUNABLES 17
 /* stats::NUM_COUNTERS. */
 #define SP_NUM_COUNTERS 48
 /* stats::HIST_BUCKETS. */
@@ -202,7 +202,8 @@ _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 	X(12, WAKE_SLICE_NS, "wake_slice_ns", 1000000ULL, 0ULL, 20000000ULL, "ns") \
 	X(13, PUSH_MIN_PRIO, "push_min_prio", 121ULL, 100ULL, 140ULL, "prio") \
 	X(14, READERS_WHILE_CRITICAL, "readers_while_critical", 1ULL, 0ULL, 1ULL, "flag") \
-	X(15, MAX_POOL_CANDIDATES, "max_pool_candidates", 2ULL, 0ULL, 8ULL, "threads")
+	X(15, MAX_POOL_CANDIDATES, "max_pool_candidates", 2ULL, 0ULL, 8ULL, "threads") \
+	X(16, QUEUE_FIRST, "queue_first", 1ULL, 0ULL, 1ULL, "flag")
 
 enum sp_tunable {
 	SP_TUNABLE_MAX_CRITICAL = 0,
@@ -221,6 +222,7 @@ enum sp_tunable {
 	SP_TUNABLE_PUSH_MIN_PRIO = 13,
 	SP_TUNABLE_READERS_WHILE_CRITICAL = 14,
 	SP_TUNABLE_MAX_POOL_CANDIDATES = 15,
+	SP_TUNABLE_QUEUE_FIRST = 16,
 };
 
 /*
@@ -274,7 +276,8 @@ enum sp_tunable {
 	X(43, PUSHES, "pushes") \
 	X(44, PUSH_BACKS, "push_backs") \
 	X(45, WAIT_TURNS, "wait_turns") \
-	X(46, CHAIN_NO_BLOCKER, "chain_no_blocker")
+	X(46, CHAIN_NO_BLOCKER, "chain_no_blocker") \
+	X(47, QUEUED_FIRST, "queued_first")
 
 enum sp_counter {
 	SP_COUNTER_CRITICAL_WAITS = 0,
@@ -324,13 +327,14 @@ enum sp_counter {
 	SP_COUNTER_PUSH_BACKS = 44,
 	SP_COUNTER_WAIT_TURNS = 45,
 	SP_COUNTER_CHAIN_NO_BLOCKER = 46,
+	SP_COUNTER_QUEUED_FIRST = 47,
 };
 
 /*
  * Mechanisms (abi::mech, abi::MECH_NAMES): bits of the active_mask fields:
  * X(bit, NAME, "name").
  */
-#define SP_NUM_MECHS 20
+#define SP_NUM_MECHS 21
 #define SP_MECH_MUTEX_WAIT (1ULL << 0)
 #define SP_MECH_RWSEM_READ_WAIT (1ULL << 1)
 #define SP_MECH_RWSEM_WRITE_WAIT (1ULL << 2)
@@ -351,6 +355,7 @@ enum sp_counter {
 #define SP_MECH_MISFIT (1ULL << 17)
 #define SP_MECH_BINDER (1ULL << 18)
 #define SP_MECH_PCPU_RWSEM (1ULL << 19)
+#define SP_MECH_FUTEX_QUEUE (1ULL << 20)
 #define SP_MECHS(X) \
 	X(0, MUTEX_WAIT, "mutex_wait") \
 	X(1, RWSEM_READ_WAIT, "rwsem_read_wait") \
@@ -371,7 +376,8 @@ enum sp_counter {
 	X(16, UCLAMP, "uclamp") \
 	X(17, MISFIT, "misfit") \
 	X(18, BINDER, "binder") \
-	X(19, PCPU_RWSEM, "pcpu_rwsem")
+	X(19, PCPU_RWSEM, "pcpu_rwsem") \
+	X(20, FUTEX_QUEUE, "futex_queue")
 
 /*
  * Lock kinds (LockKind), as the wait hooks and the superpass_block
@@ -411,6 +417,7 @@ static const char *const sp_tunable_names[SP_NUM_TUNABLES] = {
 	[SP_TUNABLE_PUSH_MIN_PRIO] = "push_min_prio",
 	[SP_TUNABLE_READERS_WHILE_CRITICAL] = "readers_while_critical",
 	[SP_TUNABLE_MAX_POOL_CANDIDATES] = "max_pool_candidates",
+	[SP_TUNABLE_QUEUE_FIRST] = "queue_first",
 };
 static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_CRITICAL_WAITS] = "critical_waits",
@@ -460,6 +467,7 @@ static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_PUSH_BACKS] = "push_backs",
 	[SP_COUNTER_WAIT_TURNS] = "wait_turns",
 	[SP_COUNTER_CHAIN_NO_BLOCKER] = "chain_no_blocker",
+	[SP_COUNTER_QUEUED_FIRST] = "queued_first",
 };
 static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"mutex_wait",
@@ -482,6 +490,7 @@ static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"misfit",
 	"binder",
 	"pcpu_rwsem",
+	"futex_queue",
 };
 #endif /* !__KERNEL__ */
 
