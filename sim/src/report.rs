@@ -130,7 +130,9 @@ fn header(md: &mut String, o: &ReportOpts) {
          what the kernel module does (including its misfit marking: an idle faster CPU pulls a \
          boosted blocker off a slow one; and its pushes: a blocker boosted on a slow CPU moves \
          at once to a faster one that is idle or runs a background-priority task, and back when \
-         its boost ends); `superpass-stock` the same on a device whose user \
+         its boost ends; and its futex queue order: a critical or boosted thread that waits on \
+         a futex is queued ahead of the waiters of its priority); `superpass-stock` the same on \
+         a device whose user \
          space passes no futex owner hints.\n",
         command(o),
         PAPER.0,
@@ -161,7 +163,9 @@ fn paper_table(md: &mut String, all: &[(String, Placement, Comparison)]) {
          over all seeds (n = waits pooled, default / superpass; † under 1000), its *floor cut* \
          (`default`'s p99.9 brought down to its floor: each wait's blockers' sleep plus their \
          running on the fastest CPU each may use, at the same rank; what a CPU policy could cut \
-         at most if the waits themselves stayed as they are, an estimate, docs/metrics.md), the blocking count (all waits, and waits ≥1 ms), janky \
+         at most if the waits themselves stayed as they are, an estimate, docs/metrics.md; \
+         SuperPass also changes the waits: a critical thread queued first on a futex no longer \
+         waits out the waiters ahead of it, so its cut can pass this floor), the blocking count (all waits, and waits ≥1 ms), janky \
          frames (relative change of the means), the janky share of the frames drawn (change in \
          percentage points, with the 95% t interval of the paired differences: a policy that lets the \
          app draw more frames can raise the janky count while the share falls) and the CPU overhead \

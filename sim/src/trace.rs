@@ -151,7 +151,7 @@ impl TraceLog {
                 Name::Grant(t) => format!("superpass:grant {}", w.tasks[t as usize].tid),
             }
         };
-        for e in &self.events {
+        for e in &hoist_ends(&self.events, w.tasks.len()) {
             match *e {
                 TraceEv::Switch {
                     ts,
@@ -201,4 +201,44 @@ impl TraceLog {
         }
         tw.finish()
     }
+}
+
+/// `events` with each end of a slice moved before the begins of the slices opened inside it at
+/// the same instant, if every slice still open inside it began then: ending it after them
+/// would cut each into a zero-length fragment and its re-begun rest (a critical thread's lock
+/// wait that starts at the very instant its own grant ends).
+fn hoist_ends(events: &[TraceEv], tasks: usize) -> Vec<TraceEv> {
+    let mut out: Vec<TraceEv> = Vec::with_capacity(events.len());
+    // Per task, its open slices: name, index of the begin in `out`, begin time.
+    let mut open: Vec<Vec<(Name, usize, u64)>> = vec![Vec::new(); tasks];
+    for e in events {
+        match *e {
+            TraceEv::Begin { ts, task, name } => {
+                open[task as usize].push((name, out.len(), ts));
+                out.push(*e);
+            }
+            TraceEv::End { ts, task, name } => {
+                let st = &mut open[task as usize];
+                let Some(pos) = st.iter().rposition(|o| o.0.same_kind(&name)) else {
+                    out.push(*e);
+                    continue;
+                };
+                st.remove(pos);
+                let inner = &st[pos..];
+                if inner.is_empty() || inner.iter().any(|o| o.2 != ts) {
+                    out.push(*e);
+                    continue;
+                }
+                let at = inner[0].1;
+                out.insert(at, *e);
+                for o in open.iter_mut().flatten() {
+                    if o.1 >= at {
+                        o.1 += 1;
+                    }
+                }
+            }
+            _ => out.push(*e),
+        }
+    }
+    out
 }

@@ -11,6 +11,7 @@ pub mod rwsem;
 pub mod visibility;
 
 use crate::workload::{LockSpec, LockType};
+use std::collections::VecDeque;
 use visibility::{FutexOwner, Visibility};
 
 /// A task index (position in the simulator's task table).
@@ -101,11 +102,14 @@ impl Lock {
 
     /// Tasks queued waiting on the lock.
     pub fn waiters(&self) -> impl Iterator<Item = TaskIdx> + '_ {
+        fn by_prio(q: &VecDeque<(TaskIdx, u8)>) -> impl Iterator<Item = TaskIdx> + '_ {
+            q.iter().map(|w| w.0)
+        }
         let (a, b, c): (Option<_>, Option<_>, Option<_>) = match self {
             Lock::Mutex(m) => (Some(m.waiters.iter().copied()), None, None),
-            Lock::Futex(f) => (Some(f.waiters.iter().copied()), None, None),
+            Lock::Futex(f) => (None, None, Some(by_prio(&f.waiters))),
             Lock::Rwsem(r) => (None, Some(r.waiters.iter().map(|w| w.0)), None),
-            Lock::PiFutex(m) => (None, None, Some(m.waiters.iter().map(|w| w.0))),
+            Lock::PiFutex(m) => (None, None, Some(by_prio(&m.waiters))),
         };
         a.into_iter()
             .flatten()

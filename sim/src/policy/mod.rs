@@ -218,6 +218,13 @@ pub trait Policy: Send {
     /// A lock event on `cpu`.
     fn lock_event(&mut self, _w: &World, _cpu: u32, _ev: LockEvent, _out: &mut Vec<Action>) {}
 
+    /// Task `t`, on `cpu`, is about to join a futex's queue of waiters (the kernel hook
+    /// `android_vh_alter_futex_plist_add`, at every futex wait): true queues it ahead of the
+    /// waiters of its priority. Called only if [`Self::lock_hooks`].
+    fn queue_first(&mut self, _w: &World, _cpu: u32, _t: TaskIdx, _out: &mut Vec<Action>) -> bool {
+        false
+    }
+
     /// A synchronous binder call's event on `cpu`; called only if [`Self::lock_hooks`].
     fn binder_event(&mut self, _w: &World, _cpu: u32, _ev: BinderEvent, _out: &mut Vec<Action>) {}
 

@@ -658,6 +658,20 @@ impl Policy for SuperPass {
         self.refresh_probes(w.now);
     }
 
+    fn queue_first(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) -> bool {
+        // The module's probe on android_vh_alter_futex_plist_add (superpass_futex.c): a
+        // waiter outside the interest lanes keeps the kernel's order; the engine decides for
+        // the others.
+        let now = w.now;
+        let waiter = Self::tid(w, t);
+        if !lane(self.engine.published(now).interest_lanes, waiter) {
+            return false;
+        }
+        self.hook(cpu, out);
+        let (e, mut host) = self.split(w, out, None);
+        platform::ask(e, &mut host, now, Event::FutexQueue { waiter }) == Answer::First
+    }
+
     fn binder_event(&mut self, w: &World, cpu: u32, ev: BinderEvent, out: &mut Vec<Action>) {
         let now = w.now;
         // The module's binder probes (superpass_binder.c): a sync call is a wait of its caller

@@ -34,6 +34,18 @@ impl<P: Policy + ?Sized> Sim<P> {
         }
     }
 
+    /// Whether the policy queues `t`, about to wait on a futex, ahead of the waiters of its
+    /// priority (`android_vh_alter_futex_plist_add`, which fires at every futex wait).
+    fn queue_first(&mut self, t: TaskIdx) -> bool {
+        if !self.lock_hooks {
+            return false;
+        }
+        let cpu = self.w.tasks[t as usize].cpu;
+        // What the hook charges is applied with the wait start that follows at once: applying
+        // it here would run the simulation on before the waiter is queued.
+        self.policy.queue_first(&self.w, cpu, t, &mut self.out)
+    }
+
     pub(super) fn binder_event(&mut self, cpu: u32, ev: BinderEvent) {
         if self.lock_hooks {
             self.policy.binder_event(&self.w, cpu, ev, &mut self.out);
@@ -66,9 +78,13 @@ impl<P: Policy + ?Sized> Sim<P> {
             st.critical_attempts += 1;
         }
         let rt_prio = self.w.tasks[ti].eff.rt;
+        let first = match &self.w.locks[l as usize] {
+            Lock::Futex(f) if f.taken() => self.queue_first(t),
+            _ => false,
+        };
         let ok = match &mut self.w.locks[l as usize] {
             Lock::Mutex(m) => m.lock(t),
-            Lock::Futex(f) => f.lock(t),
+            Lock::Futex(f) => f.lock(t, rt_prio, first),
             Lock::PiFutex(m) => m.lock(t, rt_prio),
             Lock::Rwsem(r) => r.lock(t, read, now),
         };
