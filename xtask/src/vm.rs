@@ -809,7 +809,8 @@ pub fn qemu_command(
         .arg(machine.cpus.to_string())
         .args(["-m", "1024"]);
     if machine.icount {
-        // sleep=on: idle vCPUs let virtual time jump to the next timer, as real time would.
+        // sleep=on (QEMU's default): while every vCPU idles, virtual time runs with real
+        // time, as a guest's timers expect; sleep=off would jump to the next timer instead.
         qemu.args(["-icount", "shift=0,sleep=on"]);
     }
     qemu.arg("-kernel")
