@@ -81,8 +81,9 @@ int main(int argc, char **argv)
 			perror("GET_STATS");
 			return 1;
 		}
-		printf("enabled %u\nncritical %u\nactive_mask 0x%llx\nboosted %llu\n", s->enabled, s->ncritical,
-		       (unsigned long long)s->active_mask, (unsigned long long)s->boosted);
+		printf("enabled %u\nncritical %u\nactive_mask 0x%llx\nall_mechanisms 0x%llx\nboosted %llu\n",
+		       s->enabled, s->ncritical, (unsigned long long)s->active_mask,
+		       (unsigned long long)((1ULL << SP_NUM_MECHS) - 1), (unsigned long long)s->boosted);
 		for (unsigned i = 0; i < SP_NUM_COUNTERS; i++)
 			if (sp_counter_names[i]) /* NULL: a reserved slot */
 				printf("%s %llu\n", sp_counter_names[i], (unsigned long long)s->counters[i]);
