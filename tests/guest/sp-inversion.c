@@ -4,7 +4,7 @@
  * real kernel lock (/dev/superpass-test's mutex or rwsem).
  *
  * usage: sp-inversion [-l mutex|rwsem] [-m off,on,fifo,on+fifo,off_n10,on_n10] [-d SECS] [-H HOGS]
- *                     [-n HOG_NICE] [-B CPU] [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US] [-r READERS]
+ *                     [-n HOG_NICE] [-B CPU] [-C CPU] [-w WORK_US] [-o OUTSIDE_US] [-p PERIOD_US] [-r READERS]
  *                     [-R MIN_REDUCTION_PCT] [-T TRACE_SECS] [-X MAX_WAIT_MS]
  *
  * HOGS CPU-bound threads run at nice 0 (HOG_NICE with -n). A blocker (started
@@ -82,6 +82,8 @@ static const char *lockname = "mutex";
 static int duration = 10, nhogs = 4, work_us = 500, outside_us = -1, period_us = 1000, nreaders;
 /* -B: the CPU each blocker starts on (-1: wherever the kernel puts it). */
 static int blocker_cpu = -1;
+/* -C: the CPU the critical thread is kept on (-1: wherever the kernel puts it). */
+static int critical_cpu = -1;
 static double min_reduction = -1;
 static double trace_secs;
 static double max_wait_ms = -1;
@@ -177,6 +179,16 @@ static void *critical(void *arg)
 
 	mode_variant(mode_name, &nice);
 	set_nice(nice);
+	if (critical_cpu >= 0) {
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(critical_cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one)) {
+			perror("critical thread: sched_setaffinity");
+			exit(2);
+		}
+	}
 	if (mode_is(mode_name, "ext")) {
 		char go[16];
 
@@ -383,7 +395,7 @@ int main(int argc, char **argv)
 	int nres = 0, opt, fail = 0;
 	pthread_t hogs[MAX_THREADS], blockers[MAX_THREADS];
 
-	while ((opt = getopt(argc, argv, "l:m:d:H:n:B:w:o:p:r:R:T:X:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:m:d:H:n:B:C:w:o:p:r:R:T:X:")) != -1) {
 		switch (opt) {
 		case 'l': lockname = optarg; break;
 		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
@@ -391,6 +403,7 @@ int main(int argc, char **argv)
 		case 'H': nhogs = atoi(optarg); break;
 		case 'n': hog_nice = atoi(optarg); break;
 		case 'B': blocker_cpu = atoi(optarg); break;
+		case 'C': critical_cpu = atoi(optarg); break;
 		case 'w': work_us = atoi(optarg); break;
 		case 'o': outside_us = atoi(optarg); break;
 		case 'p': period_us = atoi(optarg); break;

@@ -20,7 +20,10 @@ insmod /lib/modules/sp/superpass.ko $sp_capacity || { echo "FAIL superpass.ko di
 insmod /lib/modules/sp/sp_testdev.ko || { echo "FAIL sp_testdev.ko did not load"; exit 1; }
 calls=/sys/kernel/debug/superpass/probe_calls
 [ -w "$calls" ] || { echo "FAIL no $calls (debugfs)"; exit 1; }
-args="-l mutex -d ${SP_PUSH_SECS:-10} -H 2 -n 19 -B 1 -w 500 -o 100 -p 1000"
+# The critical thread stays on CPU 1: a running blocker is never pushed onto the CPU a
+# critical thread's wait started on, so one whose waits the kernel kept on CPU 0 for a
+# whole mode left nothing to push (the push count then hung on that placement).
+args="-l mutex -d ${SP_PUSH_SECS:-10} -H 2 -n 19 -B 1 -C 1 -w 500 -o 100 -p 1000"
 
 prio=$(sp-ctl get push_min_prio) || exit 1
 sp-ctl set push_min_prio=140 || exit 1
