@@ -593,6 +593,7 @@ pub fn ensure(opts: &Opts) -> Result<Kernel, String> {
     prune(&build, arch)?;
     fs::write(dir.join(".complete"), &desc).map_err(|e| e.to_string())?;
     update_link(&kroot, &name, &dir);
+    prune_old_kernels(&kroot, &name, &dir, q);
     log(
         q,
         &format!(
@@ -619,6 +620,45 @@ fn update_link(kroot: &Path, name: &str, dir: &Path) {
     let link = kroot.join(name);
     let _ = fs::remove_file(&link);
     let _ = std::os::unix::fs::symlink(dir.file_name().unwrap_or_default(), &link);
+}
+
+/// How many earlier kernels of one variant the cache keeps beside the current one.
+///
+/// One, so that going back one change to the kernel's inputs costs no rebuild, while a cache that
+/// sees many changes does not fill the disk (each kernel takes about 1 GB).
+const KEEP_EARLIER_KERNELS: usize = 1;
+
+/// Removes cached kernels of variant `name` other than `current` and the newest earlier ones.
+fn prune_old_kernels(kroot: &Path, name: &str, current: &Path, q: bool) {
+    let Ok(entries) = fs::read_dir(kroot) else {
+        return;
+    };
+    let mut earlier: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.path() != current && is_kernel_dir_of(&e.file_name().to_string_lossy(), name))
+        .filter_map(|e| {
+            let m = e.metadata().ok()?;
+            let t = m.modified().ok()?;
+            m.is_dir().then(|| (t, e.path()))
+        })
+        .collect();
+    earlier.sort_by_key(|e| std::cmp::Reverse(e.0));
+    for (_, old) in earlier.into_iter().skip(KEEP_EARLIER_KERNELS) {
+        log(
+            q,
+            &format!("removing the older cached kernel {}", old.display()),
+        );
+        if let Err(e) = fs::remove_dir_all(&old) {
+            log(q, &format!("  could not remove {}: {e}", old.display()));
+        }
+    }
+}
+
+/// Whether `file` names a cached kernel of variant `name`: `<name>-<16 hex digits>`.
+fn is_kernel_dir_of(file: &str, name: &str) -> bool {
+    file.strip_prefix(name)
+        .and_then(|r| r.strip_prefix('-'))
+        .is_some_and(|k| k.len() == 16 && k.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 fn mmss(d: Duration) -> String {
@@ -872,6 +912,65 @@ mod tests {
         assert!(err.contains("CONFIG_D: wanted y, got unset"), "{err}");
         assert!(err.contains("CONFIG_A: wanted unset, got y"), "{err}");
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn kernel_dirs_are_told_apart_by_variant() {
+        assert!(is_kernel_dir_of("default-4be6f874e3714e0b", "default"));
+        assert!(!is_kernel_dir_of(
+            "arm64-default-4453b73ff6d006cc",
+            "default"
+        ));
+        assert!(is_kernel_dir_of(
+            "arm64-default-4453b73ff6d006cc",
+            "arm64-default"
+        ));
+        assert!(!is_kernel_dir_of("default", "default"));
+        assert!(!is_kernel_dir_of("objects-default", "default"));
+        assert!(!is_kernel_dir_of("default-4be6f874e3714e0", "default"));
+        assert!(!is_kernel_dir_of("default-4be6f874e3714e0z", "default"));
+    }
+
+    #[test]
+    fn pruning_keeps_the_current_kernel_and_the_newest_earlier_one() {
+        let root = std::env::temp_dir().join(format!("sp-kprune-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let names = [
+            "default-0000000000000001",
+            "default-0000000000000002",
+            "default-0000000000000003",
+            "kasan-0000000000000001",
+            "arm64-default-0000000000000001",
+        ];
+        for (i, n) in names.iter().enumerate() {
+            fs::create_dir_all(root.join(n)).unwrap();
+            let t = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + i as u64);
+            fs::File::open(root.join(n))
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+        }
+        prune_old_kernels(
+            &root,
+            "default",
+            &root.join("default-0000000000000001"),
+            true,
+        );
+        let mut left: Vec<String> = fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "arm64-default-0000000000000001",
+                "default-0000000000000001",
+                "default-0000000000000003",
+                "kasan-0000000000000001",
+            ]
+        );
+        let _ = fs::remove_dir_all(&root);
     }
 
     #[test]
