@@ -179,12 +179,16 @@ impl<O: Observer> Engine<O> {
 
     /// Lock-free summaries for platforms to publish after each call (see
     /// [`filter::lanes_may_contain`](super::filter::lanes_may_contain)): `(interest, boosted)`.
-    /// A task whose bit is clear in `interest` is not critical, not boosted and has no tracked
-    /// wait, so none of its lock waits can matter; one whose bit is clear in `boosted` is not
+    /// A task whose bit is clear in `interest` is not critical, not boosted, not a
+    /// budget-revoked holder waiting for its next window, and has no tracked wait, so none of
+    /// its lock waits or releases can matter; one whose bit is clear in `boosted` is not
     /// boosted, so its scheduler events cannot matter.
     pub(crate) fn lanes(&self) -> (u64, u64) {
         let boosted = self.ft.boosted_lanes();
-        let interest = boosted | self.critical_filter.lanes() | self.detector.waiting_lanes();
+        let interest = boosted
+            | self.ft.cooling_lanes()
+            | self.critical_filter.lanes()
+            | self.detector.waiting_lanes();
         (interest, boosted)
     }
 

@@ -84,6 +84,15 @@ pub enum Event<'a> {
         /// The thread that made it.
         caller: Tid,
     },
+    /// Server thread `server` replied to the call it serves, which the event does not name
+    /// (Rust Binder's `android_vh_rust_binder_restore_priority`). The innermost of the
+    /// binder calls it holds ends: the last one a tracked wait began on, since a thread serves
+    /// nested calls last in, first out. With no hook at the caller's receipt of the reply, the
+    /// caller's wait ends here too, without a wake turn.
+    ServerReplied {
+        /// The server thread.
+        server: Tid,
+    },
     /// `tid` became the owner of `lock` (mutex, futex, rwsem writer).
     OwnerAcquired {
         /// The lock.
@@ -395,6 +404,19 @@ impl Event<'_> {
         ]
     }
 
+    /// Rust Binder's take hook's event: server thread `server` took the synchronous call
+    /// `lock` from `caller`, which waits for it on CPU `cpu`. No hook reported the call
+    /// before, so this is where the caller's wait starts.
+    pub fn from_hook_binder_taken(caller: Tid, lock: LockId, server: Tid, cpu: Cpu) -> Self {
+        Self::WaitStart {
+            waiter: caller,
+            lock,
+            kind: LockKind::Binder,
+            owner: (server > 0).then_some(server),
+            cpu,
+        }
+    }
+
     /// The binder receive hook's event: `caller` received the reply to its call `lock`, in its
     /// own context, so its wait ends now that it runs.
     pub fn from_hook_binder_received(caller: Tid, lock: LockId) -> Self {
@@ -535,6 +557,10 @@ impl<O: Observer> Engine<O> {
             }
             Event::CallFreed { lock, caller } => {
                 self.call_freed(now, lock, caller);
+                Answer::None
+            }
+            Event::ServerReplied { server } => {
+                self.server_replied(now, server);
                 Answer::None
             }
             Event::OwnerAcquired { lock, tid } => {

@@ -313,6 +313,15 @@ impl FastTrack {
             .fold(0, |acc, b| acc | lane_bit(b.tid))
     }
 
+    /// The lane summary of the budget-revoked tasks waiting for their next window: holders a
+    /// tracked wait may still be on, whose events (a release, a reply) still matter.
+    pub fn cooling_lanes(&self) -> u64 {
+        self.cooling
+            .iter()
+            .flatten()
+            .fold(0, |acc, c| acc | lane_bit(c.tid))
+    }
+
     /// True if `tid` holds the fast track.
     #[inline]
     pub fn is_boosted(&self, tid: Tid) -> bool {

@@ -273,3 +273,62 @@ fn a_failed_call_ends_its_wait_and_its_server_thread_s_grant_at_the_free() {
     assert!(!e.is_boosted(T));
     ok(&e);
 }
+
+#[test]
+fn a_rust_binder_reply_ends_the_call_its_server_holds_and_the_caller_s_wait() {
+    let mut e = engine();
+    // Rust Binder reports the call only as its server takes it, in the server's context.
+    assert_eq!(boosted(&mut e, MS, call(T, 21, Some(S))), [S]);
+    // A reply from a thread that holds no call changes nothing.
+    e.handle(2 * MS, Event::ServerReplied { server: S2 });
+    assert!(e.is_boosted(S) && e.detector().wait_of(T).is_some());
+    e.handle(3 * MS, Event::ServerReplied { server: S });
+    assert!(!e.is_boosted(S));
+    assert!(e.detector().wait_of(T).is_none());
+    // No receipt hook follows: the caller gets no wake turn to end later.
+    assert!(!e.is_boosted(T));
+    ok(&e);
+}
+
+#[test]
+fn a_rust_binder_reply_ends_only_the_innermost_of_nested_calls() {
+    let mut e = engine();
+    boosted(&mut e, MS, call(T, 31, Some(S)));
+    // The handler calls S2, whose handler calls back into S's process: binder runs that
+    // nested call on S, which then holds two calls.
+    assert_eq!(boosted(&mut e, 2 * MS, call(S, 32, Some(S2))), [S2]);
+    assert!(boosted(&mut e, 3 * MS, call(S2, 33, Some(S))).is_empty());
+    ok(&e);
+    // S replies to the nested call first: S2's wait on it ends, T's call stays held by S.
+    e.handle(4 * MS, Event::ServerReplied { server: S });
+    assert!(e.detector().wait_of(S2).is_none());
+    assert_eq!(
+        e.detector().wait_of(T).map(|w| w.lock),
+        Some(binder_txn_lock(31))
+    );
+    assert!(e.is_boosted(S) && e.is_boosted(S2));
+    ok(&e);
+    e.handle(5 * MS, Event::ServerReplied { server: S2 });
+    assert!(e.detector().wait_of(S).is_none() && !e.is_boosted(S2));
+    e.handle(6 * MS, Event::ServerReplied { server: S });
+    assert!(e.detector().wait_of(T).is_none() && !e.is_boosted(S));
+    ok(&e);
+}
+
+#[test]
+fn a_rust_binder_reply_leaves_the_server_s_other_locks_alone() {
+    let mut e = engine();
+    // S holds a kernel mutex T waits for, and serves no call.
+    let wait = Event::WaitStart {
+        waiter: T,
+        lock: L1,
+        kind: LockKind::Mutex,
+        owner: Some(S),
+        cpu: 0,
+    };
+    assert_eq!(boosted(&mut e, MS, wait), [S]);
+    e.handle(2 * MS, Event::ServerReplied { server: S });
+    assert!(e.is_boosted(S));
+    assert_eq!(e.detector().wait_of(T).map(|w| w.lock), Some(L1));
+    ok(&e);
+}

@@ -4,6 +4,7 @@ use superpass_core::abi::{self, AbiError, Message};
 use superpass_core::stats::Counter;
 use superpass_core::tunables::Tunables;
 use superpass_core::Running;
+use superpass_core::filter::lanes_may_contain;
 use superpass_core::{
     Answer, Engine, Event, LockId, LockKind, Nanos, NoObserver, Observer, RevokeReason, Role, Tid,
 };
@@ -393,6 +394,23 @@ fn a_blocker_revoked_on_its_budget_is_granted_again_a_window_later() {
     assert!(e.is_boosted(200) && !e.regrants_pending());
     assert_eq!(e.fast_track().used_ns(200), Some(0));
     assert_eq!(e.stats().get(Counter::BudgetRegrants), 1);
+    ok(&e);
+}
+
+#[test]
+fn a_budget_revoked_holder_stays_in_the_interest_lanes_until_its_window_passes() {
+    let mut e = engine();
+    let (budget, window) = (e.tunables().budget_ns, e.tunables().throttle_window_ns);
+    blocker_running_on_cpu0(&mut e);
+    e.handle(budget, Event::Tick { cpu: 0, curr: 200 });
+    assert!(!e.is_boosted(200));
+    // Its release (or a binder server's reply) must still reach the engine: the lanes a
+    // platform's probes test say so, though it is neither boosted nor waiting.
+    let p = e.published(budget);
+    assert!(lanes_may_contain(p.interest_lanes, 200));
+    assert!(!lanes_may_contain(p.boosted_lanes, 200));
+    e.handle(budget + window, regrant(200, 0, 0));
+    assert!(e.is_boosted(200));
     ok(&e);
 }
 

@@ -43,9 +43,8 @@ pub const UCLAMP: u64 = 1 << 16;
 /// off the fast CPUs is marked misfit, and load balancing keeps it, running, off the
 /// critical threads' CPUs.
 pub const MISFIT: u64 = 1 << 17;
-/// `android_vh_binder_proc_transaction_finish`, `android_vh_binder_set_priority`,
-/// `android_vh_binder_restore_priority`, `android_vh_binder_transaction_received` and
-/// `android_vh_free_oem_binder_struct`: a critical
+/// `android_vh_binder_proc_transaction_finish`, `android_vh_binder_restore_priority`,
+/// `android_vh_binder_transaction_received` and `android_vh_free_oem_binder_struct`: a critical
 /// thread's synchronous binder call is a wait on the server thread that takes it, or on the
 /// pool's busy threads while it is queued.
 pub const BINDER: u64 = 1 << 18;
@@ -57,9 +56,14 @@ pub const PCPU_RWSEM: u64 = 1 << 19;
 /// `android_vh_alter_futex_plist_add`: a critical or boosted thread's futex wait is queued
 /// ahead of the waiters of its priority (`queue_first`).
 pub const FUTEX_QUEUE: u64 = 1 << 20;
+/// `android_vh_rust_binder_set_priority` and `android_vh_rust_binder_restore_priority`
+/// (kernels with Rust Binder): a critical thread's synchronous call waits on the server thread
+/// that takes it, from the moment it is taken until the reply. Rust Binder has no hook where a
+/// call is queued, so a call no pool thread is free for is not followed.
+pub const RUST_BINDER: u64 = 1 << 21;
 
 /// Names of the mechanism bits, by bit number.
-pub const MECH_NAMES: [&str; 21] = [
+pub const MECH_NAMES: [&str; 22] = [
     "mutex_wait",
     "rwsem_read_wait",
     "rwsem_write_wait",
@@ -81,4 +85,5 @@ pub const MECH_NAMES: [&str; 21] = [
     "binder",
     "pcpu_rwsem",
     "futex_queue",
+    "rust_binder",
 ];

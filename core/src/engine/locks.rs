@@ -303,6 +303,30 @@ impl<O: Observer> Engine<O> {
         }
     }
 
+    /// Server thread `server` replied to the innermost binder call it holds (see
+    /// [`Event::ServerReplied`](super::super::Event::ServerReplied)): its hold and the
+    /// caller's wait end.
+    pub(crate) fn server_replied(&mut self, now: Nanos, server: Tid) {
+        let mut last: Option<Wait> = None;
+        for j in 0..self.detector.wait_end() {
+            let Some(w) = self.detector.wait_at(j) else {
+                continue;
+            };
+            let held = is_binder_txn_lock(w.lock)
+                && self
+                    .detector
+                    .holders(w.lock)
+                    .is_some_and(|(owner, _, _)| owner == server);
+            if held && !last.is_some_and(|l| w.start < l.start) {
+                last = Some(w);
+            }
+        }
+        if let Some(w) = last {
+            self.owner_released(now, w.lock, server);
+            self.wait_finish(now, w.waiter, w.lock);
+        }
+    }
+
     /// Ends the grants a woken waiter got for `lock` once its wait is over, unless it holds the
     /// lock by now: an acquire reported after the wait (the mutex order) grants it again.
     #[cold]
