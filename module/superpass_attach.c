@@ -44,6 +44,13 @@
 #else
 #define SP_IF_UCLAMP(x)
 #endif
+#ifdef SP_HAVE_RUST_BINDER
+#include <drivers/android/binder/rust_binder.h>
+#include <trace/hooks/rust_binder.h>
+#define SP_IF_RUST_BINDER(x) x
+#else
+#define SP_IF_RUST_BINDER(x)
+#endif
 
 /*
  * Every hook this module attaches, once: X(id, hook, probe, mechanism,
@@ -100,14 +107,17 @@
 	X(FREE_TASK, android_vh_free_task, sp_probe_free_task, SP_MECH_TASK_EXIT, 0)		\
 	X(BINDER_TXN_FINISH, android_vh_binder_proc_transaction_finish,				\
 	  sp_probe_binder_txn_finish, SP_MECH_BINDER, 0)					\
-	X(BINDER_SET_PRIORITY, android_vh_binder_set_priority,					\
-	  sp_probe_binder_set_priority, SP_MECH_BINDER, 0)					\
 	X(BINDER_RESTORE_PRIORITY, android_vh_binder_restore_priority,				\
 	  sp_probe_binder_restore_priority, SP_MECH_BINDER, 0)					\
 	X(BINDER_RECEIVED, android_vh_binder_transaction_received,				\
 	  sp_probe_binder_received, SP_MECH_BINDER, 0)						\
 	X(BINDER_FREE, android_vh_free_oem_binder_struct, sp_probe_binder_free,		\
 	  SP_MECH_BINDER, 0)									\
+	SP_IF_RUST_BINDER(X(RUST_BINDER_SET_PRIORITY, android_vh_rust_binder_set_priority,	\
+			    sp_probe_rust_binder_set_priority, SP_MECH_RUST_BINDER, 0)		\
+			  X(RUST_BINDER_RESTORE_PRIORITY,					\
+			    android_vh_rust_binder_restore_priority,				\
+			    sp_probe_rust_binder_restore_priority, SP_MECH_RUST_BINDER, 0))	\
 	X(PCPU_WQ_ADD, android_vh_percpu_rwsem_wq_add, sp_probe_pcpu_wq_add,			\
 	  SP_MECH_PCPU_RWSEM, 0)								\
 	X(PCPU_RECORD, android_vh_record_pcpu_rwsem_starttime, sp_probe_pcpu_record,		\

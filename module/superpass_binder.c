@@ -11,10 +11,17 @@
  * write the transaction's vendor fields (other vendor modules own them).
  *
  *   proc_transaction_finish  T's sync call queued: wait start, S or the pool
- *   set_priority             S takes the call (once per transaction)
+ *   transaction_received     BR_TRANSACTION: S takes the call;
+ *                            BR_REPLY: T received the reply, and its wait ends
  *   restore_priority         S replied: S releases, and the reply wakes T
- *   transaction_received     T received the reply: its wait ends
  *   free_oem_binder_struct   the call is freed: its wait ends, if no reply woke T
+ *
+ * Every transaction in the system passes each attached hook, so the module
+ * attaches no hook it can do without: S's pickup is read from its receipt of
+ * the call, not from android_vh_binder_set_priority, which names the same
+ * thread (chosen at queue time, which proc_transaction_finish already reports,
+ * or the current thread at dequeue, just before the receipt) one hook
+ * dispatch per call earlier.
  *
  * The reply wakes T in S's context, and S frees the call right after: T's
  * wait ends only once T runs and receives the reply, so that the wake turn a
@@ -117,18 +124,6 @@ void sp_probe_binder_txn_finish(void *d, struct binder_proc *proc, struct binder
 		sp_binder_call_queued(proc, t, server);
 }
 
-static noinline void sp_binder_taken(struct binder_transaction *t, struct task_struct *task)
-{
-	sp_hook_owner(sp_now(), sp_binder_lock(t), task->pid, true);
-}
-
-void sp_probe_binder_set_priority(void *d, struct binder_transaction *t, struct task_struct *task)
-{
-	SP_COUNT(binder_set_priority);
-	if (task && sp_binder_may_matter(t))
-		sp_binder_taken(t, task);
-}
-
 static noinline void sp_binder_replied(struct binder_transaction *t, struct task_struct *task)
 {
 	sp_hook_binder_reply(sp_now(), sp_binder_lock(t), task->pid, READ_ONCE(t->from_tid));
@@ -155,12 +150,20 @@ static noinline void sp_binder_reply_received(void)
 		sp_hook_wait_finish(sp_now(), current->pid, lock);
 }
 
+/* The current thread, a server, takes @t. */
+static noinline void sp_binder_taken(struct binder_transaction *t)
+{
+	sp_hook_owner(sp_now(), sp_binder_lock(t), current->pid, true);
+}
+
 void sp_probe_binder_received(void *d, struct binder_transaction *t, struct binder_proc *proc,
 			      struct binder_thread *thread, uint32_t cmd)
 {
 	SP_COUNT(binder_received);
 	if (cmd == BR_REPLY)
 		sp_binder_reply_received();
+	else if ((cmd == BR_TRANSACTION || cmd == BR_TRANSACTION_SEC_CTX) && sp_binder_may_matter(t))
+		sp_binder_taken(t);
 }
 
 static noinline void sp_binder_freed(struct binder_transaction *t)

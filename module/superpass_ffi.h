@@ -15,6 +15,8 @@ void sp_hook_wait_start(u64 now, s32 waiter, u64 lock, u32 kind, s32 owner);
 void sp_hook_rwsem_wait_start(u64 now, s32 waiter, u64 lock, u32 kind, s32 writer, const s32 *readers, unsigned int n);
 void sp_hook_wait_finish(u64 now, s32 waiter, u64 lock);
 void sp_hook_binder_reply(u64 now, u64 lock, s32 server, s32 caller);
+void sp_hook_binder_taken(u64 now, s32 caller, u32 cpu, u64 lock, s32 server);
+void sp_hook_server_replied(u64 now, s32 server);
 void sp_hook_binder_freed(u64 now, u64 lock, s32 caller);
 void sp_hook_owner(u64 now, u64 lock, s32 tid, bool acquired);
 void sp_hook_reader(u64 now, u64 lock, s32 tid, bool acquired);

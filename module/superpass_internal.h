@@ -75,7 +75,8 @@ static inline bool sp_lock_may_matter(const void *lock)
 	X(dequeue) X(replace_next) X(preempt) X(select) X(tick) X(uclamp_eff_get) \
 	X(update_misfit_status) X(can_migrate_task) X(pick_engine) X(tick_engine) \
 	X(pi_pending_owner) X(move_request) X(move_done) X(move_stale) X(move_stopper) \
-	X(binder_txn_finish) X(binder_set_priority) X(binder_restore_priority) X(binder_received) X(binder_free) \
+	X(binder_txn_finish) X(binder_restore_priority) X(binder_received) X(binder_free) \
+	X(rust_binder_set_priority) X(rust_binder_restore_priority) \
 	X(engine_lock) X(pcpu_wq_add) X(pcpu_record) X(pcpu_up_write)
 
 enum sp_probe_id {
@@ -311,12 +312,22 @@ struct binder_thread;
 struct binder_transaction;
 void sp_probe_binder_txn_finish(void *d, struct binder_proc *proc, struct binder_transaction *t,
 				struct task_struct *server, bool pending_async, bool sync);
-void sp_probe_binder_set_priority(void *d, struct binder_transaction *t, struct task_struct *task);
 void sp_probe_binder_restore_priority(void *d, struct binder_transaction *t,
 				      struct task_struct *task);
 void sp_probe_binder_received(void *d, struct binder_transaction *t, struct binder_proc *proc,
 			      struct binder_thread *thread, uint32_t cmd);
 void sp_probe_binder_free(void *d, struct binder_transaction *t);
+
+/*
+ * ---- Rust Binder calls (superpass_rust_binder.c), on a kernel that
+ * declares its hooks ----
+ */
+#if __has_include(<trace/hooks/rust_binder.h>) && __has_include(<drivers/android/binder/rust_binder.h>)
+#define SP_HAVE_RUST_BINDER 1
+/* Rust Binder's transaction is opaque: a void pointer (rust_binder_transaction). */
+void sp_probe_rust_binder_set_priority(void *d, void *t, struct task_struct *task);
+void sp_probe_rust_binder_restore_priority(void *d, struct task_struct *task);
+#endif
 
 /* ---- scheduler helpers (superpass_sched.c) ---- */
 void sp_sched_init(void);

@@ -150,6 +150,22 @@ pub extern "C" fn sp_hook_binder_reply(now: u64, lock: u64, server: i32, caller:
     hooks::lock_events(now, &Event::from_hook_binder_reply(lock, server, caller));
 }
 
+/// Server thread `server` took the synchronous binder call `lock` from `caller`, which waits
+/// for it on CPU `cpu` (Rust Binder reports a call only as its server takes it).
+#[no_mangle]
+pub extern "C" fn sp_hook_binder_taken(now: u64, caller: i32, cpu: u32, lock: u64, server: i32) {
+    hooks::lock_event(
+        now,
+        Event::from_hook_binder_taken(caller, lock, server, cpu),
+    );
+}
+
+/// Server thread `server` replied to the call it serves (`Event::ServerReplied`).
+#[no_mangle]
+pub extern "C" fn sp_hook_server_replied(now: u64, server: i32) {
+    hooks::lock_event(now, Event::ServerReplied { server });
+}
+
 /// The binder call `lock` from `caller` is freed (`Event::CallFreed`).
 #[no_mangle]
 pub extern "C" fn sp_hook_binder_freed(now: u64, lock: u64, caller: i32) {

@@ -334,7 +334,7 @@ enum sp_counter {
  * Mechanisms (abi::mech, abi::MECH_NAMES): bits of the active_mask fields:
  * X(bit, NAME, "name").
  */
-#define SP_NUM_MECHS 21
+#define SP_NUM_MECHS 22
 #define SP_MECH_MUTEX_WAIT (1ULL << 0)
 #define SP_MECH_RWSEM_READ_WAIT (1ULL << 1)
 #define SP_MECH_RWSEM_WRITE_WAIT (1ULL << 2)
@@ -356,6 +356,7 @@ enum sp_counter {
 #define SP_MECH_BINDER (1ULL << 18)
 #define SP_MECH_PCPU_RWSEM (1ULL << 19)
 #define SP_MECH_FUTEX_QUEUE (1ULL << 20)
+#define SP_MECH_RUST_BINDER (1ULL << 21)
 #define SP_MECHS(X) \
 	X(0, MUTEX_WAIT, "mutex_wait") \
 	X(1, RWSEM_READ_WAIT, "rwsem_read_wait") \
@@ -377,7 +378,8 @@ enum sp_counter {
 	X(17, MISFIT, "misfit") \
 	X(18, BINDER, "binder") \
 	X(19, PCPU_RWSEM, "pcpu_rwsem") \
-	X(20, FUTEX_QUEUE, "futex_queue")
+	X(20, FUTEX_QUEUE, "futex_queue") \
+	X(21, RUST_BINDER, "rust_binder")
 
 /*
  * Lock kinds (LockKind), as the wait hooks and the superpass_block
@@ -491,6 +493,7 @@ static const char *const sp_mech_names[SP_NUM_MECHS] = {
 	"binder",
 	"pcpu_rwsem",
 	"futex_queue",
+	"rust_binder",
 };
 #endif /* !__KERNEL__ */
 

@@ -3,8 +3,8 @@
  * sp-binder-chain: a critical thread's synchronous binder calls, through the
  * server thread that serves them to what that thread waits for.
  *
- * usage: sp-binder-chain -D BINDERFS [-s chain|pool] [-m off,on,off_n10,on_n10] [-d SECS]
- *                        [-H HOGS] [-w WORK_US] [-p PERIOD_US] [-R MIN_REDUCTION_PCT]
+ * usage: sp-binder-chain [-t c|rust] [-D BINDERFS] [-s chain|pool] [-m off,on,off_n10,on_n10]
+ *                        [-d SECS] [-H HOGS] [-w WORK_US] [-p PERIOD_US] [-R MIN_REDUCTION_PCT]
  *
  * A server process takes the context manager of a new binder device and runs
  * its pool; a client process's critical thread calls it (handle 0, a
@@ -23,6 +23,13 @@
  *   pool   One pool thread, at nice 10: a nice-10 client keeps it busy with
  *          calls of WORK_US of work each, so the critical call is queued (no
  *          thread is free) behind a call from the background.
+ *
+ * Transports: c (the default) calls through the kernel's C binder on a new
+ * device of the binderfs mounted at BINDERFS. rust calls through the Rust
+ * Binder stand-in of /dev/superpass-test (SPT_RB_*: this kernel has no Rust
+ * Binder, so sp_testdev.ko makes the calls and fires Rust Binder's vendor
+ * hooks as Rust Binder does), and then the rust_binder mechanism must be
+ * active; Rust Binder reports no queued call, so only the chain scenario.
  *
  * Modes: off (SuperPass disabled) and on (enabled, the critical thread
  * registered as UI); _nN runs the critical thread at nice -N. Prints each
@@ -60,6 +67,7 @@
 #define CODE_BACKGROUND 2
 
 static const char *scenario = "chain";
+static int rust;	/* -t rust: the Rust Binder stand-in */
 static int duration = 10, nhogs = 4, work_us = 500, period_us = 1000;
 static double min_reduction = -1;
 static uint64_t *samples;
@@ -79,10 +87,42 @@ static void handle(uint32_t code)
 		burn(work_us * burn_loops_per_us);
 }
 
+/* A server thread of the Rust Binder stand-in: takes calls and replies until killed. */
+static void rust_loop(void)
+{
+	for (;;) {
+		struct spt_rb_serve s = { .timeout_ms = 1000 };
+
+		if (ioctl(tfd, SPT_RB_SERVE, &s) < 0) {
+			if (errno == ETIMEDOUT || errno == EINTR)
+				continue;
+			perror("SPT_RB_SERVE");
+			exit(1);
+		}
+		handle(s.code);
+		if (ioctl(tfd, SPT_RB_REPLY, (unsigned long)s.cookie) < 0 && errno != ENOENT) {
+			perror("SPT_RB_REPLY");
+			exit(1);
+		}
+	}
+}
+
+/* One synchronous call with this transport; nonzero on failure. */
+static int call(int fd, uint32_t code)
+{
+	struct spt_rb_call c = { .code = code, .timeout_ms = 10000 };
+
+	if (!rust)
+		return sp_binder_call(fd, code);
+	return ioctl(tfd, SPT_RB_CALL, &c) < 0;
+}
+
 /* Serves calls until the process is killed: a pool thread of the context manager. */
 static void *looper(void *arg)
 {
 	set_nice(pool_nice);
+	if (rust)
+		rust_loop();
 	sp_binder_loop(server_fd, handle);
 	return NULL;
 }
@@ -108,9 +148,11 @@ static void server(int nthreads)
 
 	/* The holder's marks, for the captures the client's long calls freeze. */
 	atomic_store(&marker_fd, open(TR "trace_marker", O_WRONLY | O_CLOEXEC));
-	server_fd = sp_binder_open();
-	if (sp_binder_become_manager(server_fd))
-		exit(2);
+	if (!rust) {
+		server_fd = sp_binder_open();
+		if (sp_binder_become_manager(server_fd))
+			exit(2);
+	}
 	if (!strcmp(scenario, "chain"))
 		pthread_create(&th, NULL, holder, NULL);
 	for (int i = 1; i < nthreads; i++)
@@ -127,11 +169,11 @@ static atomic_int critical_ready;
 /* The background client of the pool scenario: nice 10, one call after another. */
 static void *background(void *arg)
 {
-	int fd = sp_binder_open();
+	int fd = rust ? -1 : sp_binder_open();
 
 	set_nice(10);
 	while (!atomic_load(&stop_all))
-		if (sp_binder_call(fd, CODE_BACKGROUND))
+		if (call(fd, CODE_BACKGROUND))
 			break;
 	return NULL;
 }
@@ -151,7 +193,7 @@ static void *critical(void *arg)
 		/* The itemizer (superpass-trace) reads each call as a wait between these marks. */
 		mark("B|%ld|lockwait:binder\n", syscall(SYS_gettid));
 		t = now_ns();
-		if (sp_binder_call(client_fd, CODE_CRITICAL)) {
+		if (call(client_fd, CODE_CRITICAL)) {
 			fprintf(stderr, "critical call failed\n");
 			exit(1);
 		}
@@ -226,10 +268,18 @@ int main(int argc, char **argv)
 	struct sp_version ver = { SP_HDR(struct sp_version) };
 	pthread_t hogs[MAX_THREADS], bg;
 	int nres = 0, opt, fail = 0;
+	__u64 mech;
 	pid_t srv;
 
-	while ((opt = getopt(argc, argv, "D:s:m:d:H:w:p:R:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:D:s:m:d:H:w:p:R:")) != -1) {
 		switch (opt) {
+		case 't':
+			if (strcmp(optarg, "c") && strcmp(optarg, "rust")) {
+				fprintf(stderr, "-t %s: c or rust\n", optarg);
+				return 2;
+			}
+			rust = !strcmp(optarg, "rust");
+			break;
 		case 'D': binderfs = optarg; break;
 		case 's': scenario = optarg; break;
 		case 'm': snprintf(modes_arg, sizeof(modes_arg), "%s", optarg); break;
@@ -243,12 +293,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!binderfs || (strcmp(scenario, "chain") && strcmp(scenario, "pool")) ||
-	    nhogs > MAX_THREADS) {
-		fprintf(stderr, "-D BINDERFS is required; -s chain or pool\n");
+	if ((!rust && !binderfs) || (strcmp(scenario, "chain") && strcmp(scenario, "pool")) ||
+	    (rust && strcmp(scenario, "chain")) || nhogs > MAX_THREADS) {
+		fprintf(stderr, "-t c needs -D BINDERFS; -s chain or pool, and only chain with -t rust\n");
 		return 2;
 	}
-	if (sp_open_devices() || sp_binder_make_device(binderfs, "spchain"))
+	if (sp_open_devices() || (!rust && sp_binder_make_device(binderfs, "spchain")))
 		return 2;
 	calibrate();
 	pool_nice = strcmp(scenario, "chain") ? 10 : -10;
@@ -259,9 +309,9 @@ int main(int argc, char **argv)
 		_exit(1);
 	}
 	samples = calloc(MAX_SAMPLES, sizeof(uint64_t));
-	client_fd = sp_binder_open();
+	client_fd = rust ? -1 : sp_binder_open();
 	/* The server is ready once a call comes back. */
-	for (int i = 0; sp_binder_call(client_fd, 0); i++) {
+	for (int i = 0; call(client_fd, 0); i++) {
 		if (i == 50) {
 			fprintf(stderr, "the server never answered\n");
 			kill(srv, SIGKILL);
@@ -290,9 +340,10 @@ int main(int argc, char **argv)
 	if (!strcmp(scenario, "pool"))
 		pthread_join(bg, NULL);
 	sp_ioctl(SP_GET_VERSION, &ver, "GET_VERSION");
+	mech = rust ? SP_MECH_RUST_BINDER : SP_MECH_BINDER;
 
-	printf("\nBinder %s: %d hogs (nice 0), %s, critical call every %d us, %d s per mode\n",
-	       scenario, nhogs,
+	printf("\n%s %s: %d hogs (nice 0), %s, critical call every %d us, %d s per mode\n",
+	       rust ? "Rust Binder (stand-in)" : "Binder", scenario, nhogs,
 	       strcmp(scenario, "chain") ?
 		       "one pool thread (nice 10) kept busy by a nice-10 client's calls" :
 		       "two pool threads (nice -10) whose calls take a mutex a nice-19 thread holds",
@@ -309,7 +360,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)r->st.counters[SP_COUNTER_GRANTS],
 		       (unsigned long long)r->st.counters[SP_COUNTER_CHAIN_WAITS]);
 	}
-	printf("M binder_active %d\n", !!(ver.active_mask & SP_MECH_BINDER));
+	printf("M %s_active %d\n", rust ? "rust_binder" : "binder", !!(ver.active_mask & mech));
 	for (int i = 0; i < nres; i++) {
 		struct mode_result *r = &res[i];
 		const char *m = mode_key(r->mode, key, sizeof(key));
@@ -330,9 +381,9 @@ int main(int argc, char **argv)
 			fail = 1;
 		}
 	}
-	if (!(ver.active_mask & SP_MECH_BINDER)) {
-		printf("FAIL the binder mechanism is not active (active_mask 0x%llx)\n",
-		       (unsigned long long)ver.active_mask);
+	if (!(ver.active_mask & mech)) {
+		printf("FAIL the %s mechanism is not active (active_mask 0x%llx)\n",
+		       rust ? "rust_binder" : "binder", (unsigned long long)ver.active_mask);
 		fail = 1;
 	}
 	if (min_reduction >= 0) {

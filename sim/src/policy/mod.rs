@@ -116,7 +116,8 @@ pub enum BinderEvent {
         /// The pool thread chosen for it, if one was idle.
         server: Option<TaskIdx>,
     },
-    /// Pool thread `server` takes the call (`android_vh_binder_set_priority`, once per call).
+    /// Pool thread `server` takes the call (`android_vh_binder_transaction_received` with
+    /// `BR_TRANSACTION`, in the server's context).
     Taken {
         /// The call's number.
         call: u32,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sp_testdev.c: /dev/superpass-test, a test-only device (its own module,
+ * spt_dev.c: /dev/superpass-test, a test-only device (its own module,
  * never part of the product) that lets guest programs create exact kernel
  * lock contention on a module-owned struct mutex and struct rw_semaphore.
  *
@@ -23,6 +23,9 @@
  * behind the follower, or finds the joiners holding the lock. A holder of the
  * mutex can wait until someone waits for it, and can take the rwsem nested
  * inside the mutex (always in that order, never the other).
+ *
+ * SPT_RB_* are synchronous calls through a stand-in for Rust Binder
+ * (spt_rbinder.c), which fires Rust Binder's vendor hooks.
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
@@ -38,6 +41,7 @@
 #include <linux/sched/signal.h>
 
 #include "superpass_testdev.h"
+#include "spt_rbinder.h"
 
 #define SPT_F_ALL	(SPT_F_LEAD | SPT_F_FOLLOW | SPT_F_AWAIT | SPT_F_NEST | SPT_F_NICE | \
 			 SPT_F_JOIN | SPT_F_YIELD | SPT_F_AWAIT_JOIN)
@@ -330,6 +334,8 @@ static long spt_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return spt_lock_ex(arg);
 	if (cmd == SPT_SETTLE)
 		return spt_settle(arg);
+	if (cmd == SPT_RB_CALL || cmd == SPT_RB_SERVE || cmd == SPT_RB_REPLY)
+		return spt_rb_ioctl(cmd, arg);
 	if (cmd == SPT_RELEASE) {
 		atomic_set(&spt_release, 1);
 		return 0;
@@ -383,6 +389,7 @@ static struct miscdevice spt_misc = {
 static int __init spt_init(void)
 {
 	spt_calibrate();
+	spt_rb_init();
 	pr_info("sp_testdev: /dev/superpass-test (%llu loops/us)\n", spt_loops_per_us);
 	return misc_register(&spt_misc);
 }
@@ -390,6 +397,7 @@ static int __init spt_init(void)
 static void __exit spt_exit(void)
 {
 	misc_deregister(&spt_misc);
+	spt_rb_exit();
 }
 
 module_init(spt_init);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * superpass_testdev.h: the ABI of /dev/superpass-test, the test-only lock
- * device of sp_testdev.ko (sp_testdev.c). The module and the guest test
- * programs both include this one copy. It is the C
+ * device of sp_testdev.ko (spt_dev.c, and spt_rbinder.c for SPT_RB_*). The
+ * module and the guest test programs both include this one copy. It is the C
  * module's own ABI, not superpass-core's, so it is written by hand (the
  * /dev/superpass ABI is the generated superpass_uapi.h).
  */
@@ -64,8 +64,34 @@ struct spt_lock_ex {
 /* Sleeps until the current episode is set up (see above), at most arg ms (<= 10000). */
 #define SPT_SETTLE	_IO(SPT_MAGIC, 6)
 
+/*
+ * The Rust Binder stand-in (spt_rbinder.c): synchronous calls from client
+ * threads to server threads, reported through Rust Binder's vendor hooks
+ * as Rust Binder reports them. SPT_RB_CALL sends a call and sleeps until its
+ * reply; SPT_RB_SERVE waits for a call and takes it; SPT_RB_REPLY (arg: the
+ * cookie SERVE returned) replies. -ENODEV where the kernel has no Rust
+ * Binder hooks or a real Rust Binder owns their layout.
+ */
+struct spt_rb_call {
+	__u32 code;		/* passed to the server */
+	__u32 timeout_ms;	/* bound on the wait for the reply, 1..10000 */
+	__u64 ns;		/* out: from the call to its reply */
+};
+
+struct spt_rb_serve {
+	__u32 timeout_ms;	/* bound on the wait for a call, 1..10000 */
+	__u32 code;		/* out: the call's code */
+	__u64 cookie;		/* out: names the call to SPT_RB_REPLY */
+};
+
+#define SPT_RB_CALL	_IOWR(SPT_MAGIC, 7, struct spt_rb_call)
+#define SPT_RB_SERVE	_IOWR(SPT_MAGIC, 8, struct spt_rb_serve)
+#define SPT_RB_REPLY	_IO(SPT_MAGIC, 9)
+
 _Static_assert(sizeof(struct spt_lock) == 24, "spt_lock");
 _Static_assert(sizeof(struct spt_loop) == 16, "spt_loop");
 _Static_assert(sizeof(struct spt_lock_ex) == 56, "spt_lock_ex");
+_Static_assert(sizeof(struct spt_rb_call) == 16, "spt_rb_call");
+_Static_assert(sizeof(struct spt_rb_serve) == 16, "spt_rb_serve");
 
 #endif /* SUPERPASS_TESTDEV_H */
