@@ -1,10 +1,10 @@
 //! Hand-built hook sequences for each rule of the policy, checked against the invariants.
 
 use superpass_core::abi::{self, AbiError, Message};
+use superpass_core::filter::lanes_may_contain;
 use superpass_core::stats::Counter;
 use superpass_core::tunables::Tunables;
 use superpass_core::Running;
-use superpass_core::filter::lanes_may_contain;
 use superpass_core::{
     Answer, Engine, Event, LockId, LockKind, Nanos, NoObserver, Observer, RevokeReason, Role, Tid,
 };
