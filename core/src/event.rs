@@ -87,8 +87,10 @@ pub enum Event<'a> {
     /// Server thread `server` replied to the call it serves, which the event does not name
     /// (Rust Binder's `android_vh_rust_binder_restore_priority`). The innermost of the
     /// binder calls it holds ends: the last one a tracked wait began on, since a thread serves
-    /// nested calls last in, first out. With no hook at the caller's receipt of the reply, the
-    /// caller's wait ends here too, without a wake turn.
+    /// nested calls last in, first out. The reply wakes its caller, and a critical caller gets
+    /// its wake turn, as with [`Event::from_hook_binder_reply`]; with no hook at its receipt of
+    /// the reply, its wait ends at its next sleep ([`Event::WaiterSlept`]). Answered like
+    /// [`Event::WaiterWoken`].
     ServerReplied {
         /// The server thread.
         server: Tid,
@@ -559,10 +561,7 @@ impl<O: Observer> Engine<O> {
                 self.call_freed(now, lock, caller);
                 Answer::None
             }
-            Event::ServerReplied { server } => {
-                self.server_replied(now, server);
-                Answer::None
-            }
+            Event::ServerReplied { server } => Answer::boosted(self.server_replied(now, server)),
             Event::OwnerAcquired { lock, tid } => {
                 Answer::boosted(self.owner_acquired(now, lock, tid))
             }

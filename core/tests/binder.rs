@@ -275,18 +275,36 @@ fn a_failed_call_ends_its_wait_and_its_server_thread_s_grant_at_the_free() {
 }
 
 #[test]
-fn a_rust_binder_reply_ends_the_call_its_server_holds_and_the_caller_s_wait() {
+fn a_rust_binder_reply_wakes_the_caller_into_a_turn_that_ends_at_its_next_sleep() {
     let mut e = engine();
     // Rust Binder reports the call only as its server takes it, in the server's context.
-    assert_eq!(boosted(&mut e, MS, call(T, 21, Some(S))), [S]);
+    let lock = binder_txn_lock(21);
+    assert_eq!(
+        boosted(&mut e, MS, Event::from_hook_binder_taken(T, lock, S, 1)),
+        [S]
+    );
     // A reply from a thread that holds no call changes nothing.
-    e.handle(2 * MS, Event::ServerReplied { server: S2 });
+    assert!(boosted(&mut e, 2 * MS, Event::ServerReplied { server: S2 }).is_empty());
     assert!(e.is_boosted(S) && e.detector().wait_of(T).is_some());
-    e.handle(3 * MS, Event::ServerReplied { server: S });
+    // The reply: the server lets go of the call, and the caller gets its wake turn, so that
+    // it does not wait for a CPU behind fair tasks on its way back from the call.
+    assert_eq!(
+        boosted(&mut e, 3 * MS, Event::ServerReplied { server: S }),
+        [T]
+    );
     assert!(!e.is_boosted(S));
+    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    ok(&e);
+    // No hook reports its receipt of the reply: its next sleep ends the wait and the turn,
+    // whatever its wait record says (it has none for a Rust Binder call).
+    let slept = Event::WaiterSlept {
+        tid: T,
+        lock: 0,
+        owner: 0,
+    };
+    assert!(boosted(&mut e, 4 * MS, slept).is_empty());
     assert!(e.detector().wait_of(T).is_none());
-    // No receipt hook follows: the caller gets no wake turn to end later.
-    assert!(!e.is_boosted(T));
+    assert!(!e.is_boosted(T) && !e.is_boosted(S));
     ok(&e);
 }
 
@@ -299,8 +317,9 @@ fn a_rust_binder_reply_ends_only_the_innermost_of_nested_calls() {
     assert_eq!(boosted(&mut e, 2 * MS, call(S, 32, Some(S2))), [S2]);
     assert!(boosted(&mut e, 3 * MS, call(S2, 33, Some(S))).is_empty());
     ok(&e);
-    // S replies to the nested call first: S2's wait on it ends, T's call stays held by S.
-    e.handle(4 * MS, Event::ServerReplied { server: S });
+    // S replies to the nested call first: S2's wait on it ends (a chain link goes on with
+    // the call it serves), and T's call stays held by S.
+    assert!(boosted(&mut e, 4 * MS, Event::ServerReplied { server: S }).is_empty());
     assert!(e.detector().wait_of(S2).is_none());
     assert_eq!(
         e.detector().wait_of(T).map(|w| w.lock),
@@ -310,8 +329,11 @@ fn a_rust_binder_reply_ends_only_the_innermost_of_nested_calls() {
     ok(&e);
     e.handle(5 * MS, Event::ServerReplied { server: S2 });
     assert!(e.detector().wait_of(S).is_none() && !e.is_boosted(S2));
-    e.handle(6 * MS, Event::ServerReplied { server: S });
-    assert!(e.detector().wait_of(T).is_none() && !e.is_boosted(S));
+    assert_eq!(
+        boosted(&mut e, 6 * MS, Event::ServerReplied { server: S }),
+        [T]
+    );
+    assert!(!e.is_boosted(S));
     ok(&e);
 }
 

@@ -304,9 +304,13 @@ impl<O: Observer> Engine<O> {
     }
 
     /// Server thread `server` replied to the innermost binder call it holds (see
-    /// [`Event::ServerReplied`](super::super::Event::ServerReplied)): its hold and the
-    /// caller's wait end.
-    pub(crate) fn server_replied(&mut self, now: Nanos, server: Tid) {
+    /// [`Event::ServerReplied`](super::super::Event::ServerReplied)): its hold ends, and the
+    /// reply wakes the caller as a release wakes a lock's waiter. A critical caller gets its
+    /// wake turn, and its wait ends when it next sleeps ([`Engine::waiter_slept`]): no hook
+    /// reports its receipt of the reply. A caller down a chain ends its wait at once: it goes
+    /// on with the call it serves, whose own waiter keeps it granted. Returns the task this
+    /// boosted, if any.
+    pub(crate) fn server_replied(&mut self, now: Nanos, server: Tid) -> Boosted {
         let mut last: Option<Wait> = None;
         for j in 0..self.detector.wait_end() {
             let Some(w) = self.detector.wait_at(j) else {
@@ -321,10 +325,15 @@ impl<O: Observer> Engine<O> {
                 last = Some(w);
             }
         }
-        if let Some(w) = last {
-            self.owner_released(now, w.lock, server);
-            self.wait_finish(now, w.waiter, w.lock);
+        let Some(w) = last else {
+            return Boosted::default();
+        };
+        self.owner_released(now, w.lock, server);
+        if w.depth == 0 && self.is_critical(w.waiter) {
+            return self.waiter_woken(now, w.lock, w.waiter, server);
         }
+        self.wait_finish(now, w.waiter, w.lock);
+        Boosted::default()
     }
 
     /// Ends the grants a woken waiter got for `lock` once its wait is over, unless it holds the
@@ -681,7 +690,11 @@ impl<O: Observer> Engine<O> {
             // Its retry is over: so is its wake turn.
             self.ft
                 .end_turn(now, tid, RevokeReason::WaiterDone, cx!(self));
-            if self.is_critical(tid) {
+            if is_binder_txn_lock(w.lock) {
+                // A binder reply woke it: it has nothing to retry, and a sleep after the
+                // reply is past the call (Rust Binder reports no receipt of the reply).
+                self.wait_finish(now, tid, w.lock);
+            } else if self.is_critical(tid) {
                 self.stats.bump(Counter::ResumedWaits);
                 self.resume_wait(now, w, lock, owner, &mut out);
             }
