@@ -286,14 +286,33 @@ fn a_rust_binder_reply_wakes_the_caller_into_a_turn_that_ends_at_its_next_sleep(
     // A reply from a thread that holds no call changes nothing.
     assert!(boosted(&mut e, 2 * MS, Event::ServerReplied { server: S2 }).is_empty());
     assert!(e.is_boosted(S) && e.detector().wait_of(T).is_some());
+    // A wakeup that is not the reply (the caller queued inside its wait) and the sleep that
+    // follows it leave the call followed: the server still holds it.
+    let queued = Event::Enqueue {
+        cpu: 1,
+        tid: T,
+        handle: 0,
+        curr: 0,
+    };
+    e.handle(2 * MS, queued);
+    let slept = Event::WaiterSlept {
+        tid: T,
+        lock: 0,
+        owner: 0,
+    };
+    e.handle(2 * MS, slept);
+    assert_eq!(e.detector().wait_of(T).map(|w| w.lock), Some(lock));
+    assert!(e.is_boosted(S));
+    ok(&e);
     // The reply: the server lets go of the call, and the caller gets its wake turn, so that
     // it does not wait for a CPU behind fair tasks on its way back from the call.
+    let turns = e.stats().get(Counter::WakeGrants);
     assert_eq!(
         boosted(&mut e, 3 * MS, Event::ServerReplied { server: S }),
         [T]
     );
     assert!(!e.is_boosted(S));
-    assert_eq!(e.stats().get(Counter::WakeGrants), 1);
+    assert_eq!(e.stats().get(Counter::WakeGrants), turns + 1);
     ok(&e);
     // No hook reports its receipt of the reply: its next sleep ends the wait and the turn,
     // whatever its wait record says (it has none for a Rust Binder call).

@@ -303,6 +303,18 @@ impl<O: Observer> Engine<O> {
         }
     }
 
+    /// Whether `lock` is a binder call whose server replied: the reply releases the call, so
+    /// no thread holds it any more. A caller woken while a server or the pool's busy threads
+    /// still hold its call (binder wakes a caller for other work of its own too) sleeps on in
+    /// the same call.
+    fn replied_to(&self, lock: LockId) -> bool {
+        is_binder_txn_lock(lock)
+            && !self
+                .detector
+                .holders(lock)
+                .is_some_and(|(owner, readers, _)| owner != 0 || !readers.is_empty())
+    }
+
     /// Server thread `server` replied to the innermost binder call it holds (see
     /// [`Event::ServerReplied`](super::super::Event::ServerReplied)): its hold ends, and the
     /// reply wakes the caller as a release wakes a lock's waiter. A critical caller gets its
@@ -690,9 +702,9 @@ impl<O: Observer> Engine<O> {
             // Its retry is over: so is its wake turn.
             self.ft
                 .end_turn(now, tid, RevokeReason::WaiterDone, cx!(self));
-            if is_binder_txn_lock(w.lock) {
-                // A binder reply woke it: it has nothing to retry, and a sleep after the
-                // reply is past the call (Rust Binder reports no receipt of the reply).
+            if self.replied_to(w.lock) {
+                // The reply woke it: it has nothing to retry, and a sleep after the reply is
+                // past the call (Rust Binder reports no receipt of the reply).
                 self.wait_finish(now, tid, w.lock);
             } else if self.is_critical(tid) {
                 self.stats.bump(Counter::ResumedWaits);
