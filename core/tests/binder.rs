@@ -37,6 +37,16 @@ fn call(waiter: Tid, debug_id: u32, server: Option<Tid>) -> Event<'static> {
     }
 }
 
+/// `tid` joins CPU `cpu`'s runqueue while `curr` (0: unknown) runs there.
+fn enqueue(tid: Tid, cpu: u32, curr: Tid) -> Event<'static> {
+    Event::Enqueue {
+        cpu,
+        tid,
+        handle: 0,
+        curr,
+    }
+}
+
 fn boosted(e: &mut Engine<NoObserver>, now: Nanos, ev: Event<'_>) -> Vec<Tid> {
     e.handle(now, ev).newly_boosted().to_vec()
 }
@@ -61,12 +71,7 @@ fn the_reply_wakes_the_caller_into_a_wake_turn_that_lasts_until_it_receives_the_
     boosted(&mut e, MS, call(T, 7, Some(S)));
     let lock = binder_txn_lock(7);
     // The reply's wakeup queues the caller first (a critical thread in a wait: reported).
-    let queued = Event::Enqueue {
-        cpu: 0,
-        tid: T,
-        handle: 0,
-        curr: S,
-    };
+    let queued = enqueue(T, 0, S);
     // It joins a runqueue inside a wait no reported release woke, which alone gives it its
     // wake turn (the reply's wakeup comes before the reply hook); the reply's events keep it.
     e.handle(2 * MS, queued);
@@ -258,12 +263,7 @@ fn a_failed_call_ends_its_wait_and_its_server_thread_s_grant_at_the_free() {
     assert_eq!(boosted(&mut e, MS, call(T, 17, Some(S))), [S]);
     // The server thread dies serving the call: binder wakes the caller with a dead reply
     // (it joins a runqueue inside its wait, with no reply reported), then frees the call.
-    let woken = Event::Enqueue {
-        cpu: 0,
-        tid: T,
-        handle: 0,
-        curr: 0,
-    };
+    let woken = enqueue(T, 0, 0);
     e.handle(2 * MS, woken);
     assert!(e.is_boosted(T) && e.is_boosted(S));
     e.handle(2 * MS, Event::CallFreed { lock, caller: T });
@@ -288,12 +288,7 @@ fn a_rust_binder_reply_wakes_the_caller_into_a_turn_that_ends_at_its_next_sleep(
     assert!(e.is_boosted(S) && e.detector().wait_of(T).is_some());
     // A wakeup that is not the reply (the caller queued inside its wait) and the sleep that
     // follows it leave the call followed: the server still holds it.
-    let queued = Event::Enqueue {
-        cpu: 1,
-        tid: T,
-        handle: 0,
-        curr: 0,
-    };
+    let queued = enqueue(T, 1, 0);
     e.handle(2 * MS, queued);
     let slept = Event::WaiterSlept {
         tid: T,
