@@ -17,6 +17,9 @@ use super::observer::Observer;
 use super::tunables::{MAX_DEPTH, READER_TABLE_WAYS};
 use super::{Cpu, LockId, LockKind, Nanos, Tid, MAX_CPUS};
 
+mod hook;
+pub use hook::{Hook, Ran};
+
 /// How many stale engine picks one pick skips before leaving the fair class's choice alone.
 pub const PICK_RETRIES: usize = 3;
 

@@ -20,6 +20,7 @@ pub mod sim;
 pub mod stats;
 pub mod svg;
 pub mod trace;
+pub mod transcript;
 pub mod workload;
 
 pub use metrics::{Blocking, RunResult, Summary};

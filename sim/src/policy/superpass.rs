@@ -21,10 +21,11 @@ use super::{Action, BinderEvent, LockEvent, LockKind, Policy, PolicyStats};
 use crate::locks::visibility::Visibility;
 use crate::locks::{Lock, TaskIdx};
 use crate::sched::{State, Why, World};
+use crate::transcript::{Call, Recording};
 use crate::workload::ThreadRole;
 use std::collections::HashSet;
 use superpass_core::abi::{self, Message, Request};
-use superpass_core::platform::{self, CurrentWait, Handle, Platform, PushView, WaitRecord};
+use superpass_core::platform::{CurrentWait, Handle, Hook, Platform, PushView, Ran, WaitRecord};
 use superpass_core::tunables::{MAX_POOL_SCAN, READER_TABLE_WAYS};
 use superpass_core::{
     binder_txn_lock, gates, lock_lane, Answer, Engine, Event, LockId, Nanos, Observer, Published,
@@ -103,8 +104,10 @@ pub struct SuperPass {
     probes: ProbeView,
 }
 
-/// A watcher of the engine's inputs: `(time, event, answer)` for every call the glue makes.
-pub type Watch = Box<dyn FnMut(Nanos, &Event<'_>, Answer) + Send>;
+/// A watcher of the glue: `(time, hook, calls, result)` for every hook call the simulator
+/// makes, with the calls the glue made to the simulated kernel meanwhile (the events it handed
+/// the engine among them) and the hook's result.
+pub type Watch = Box<dyn FnMut(Nanos, Hook<'_>, &[Call], Ran) + Send>;
 
 impl Default for SuperPass {
     fn default() -> Self {
@@ -135,7 +138,7 @@ impl SuperPass {
         }
     }
 
-    /// SuperPass that shows `watch` every event the glue hands the engine, with the answer.
+    /// SuperPass that shows `watch` every hook call it makes, with what the glue asked.
     pub fn watched(watch: Watch) -> Self {
         SuperPass {
             watch: Some(watch),
@@ -230,23 +233,32 @@ impl SuperPass {
         }
     }
 
-    /// The engine and the platform for one hook call: the world as the module's C helpers
-    /// would read it, with `current` the task that ran until now on the hook's CPU.
-    fn split<'a>(
-        &'a mut self,
-        w: &'a World,
-        out: &'a mut Vec<Action>,
+    /// Makes one hook call into the glue, for a hook whose CPU last ran `current` (a pick's
+    /// `prev`, a tick's `curr`), and shows it to the watcher, if any.
+    #[inline]
+    fn glue(
+        &mut self,
+        w: &World,
+        out: &mut Vec<Action>,
         current: Option<TaskIdx>,
-    ) -> (&'a mut Engine<Recorder>, Host<'a>) {
-        let host = Host {
+        hook: Hook<'_>,
+    ) -> Ran {
+        let mut host = Host {
             w,
             out,
             idx: &self.idx,
             probes: &self.probes,
-            watch: self.watch.as_mut(),
             current,
         };
-        (&mut self.engine, host)
+        match self.watch.as_mut() {
+            None => hook.run(&mut self.engine, &mut host, w.now),
+            Some(watch) => {
+                let mut rec = Recording::new(&mut host);
+                let r = hook.run(&mut self.engine, &mut rec, w.now);
+                watch(w.now, hook, &rec.calls, r);
+                r
+            }
+        }
     }
 
     /// Whether the module's wait probes would report `waiter`'s wait, with the holders they see
@@ -366,7 +378,6 @@ struct Host<'a> {
     out: &'a mut Vec<Action>,
     idx: &'a TidIndex,
     probes: &'a ProbeView,
-    watch: Option<&'a mut Watch>,
     /// The task that ran until now on the hook's CPU (a pick's `prev`, a tick's `curr`).
     current: Option<TaskIdx>,
 }
@@ -509,12 +520,6 @@ impl Platform for Host<'_> {
             }
         })
     }
-
-    fn observe(&mut self, now: Nanos, ev: &Event<'_>, answer: Answer) {
-        if let Some(watch) = self.watch.as_mut() {
-            watch(now, ev, answer);
-        }
-    }
 }
 
 /// Tid → task index, as a table indexed by `tid - min tid` (tids are small and dense in
@@ -640,20 +645,13 @@ impl Policy for SuperPass {
             }
             _ => None,
         };
-        let now = w.now;
-        let (e, mut host) = self.split(w, out, None);
-        match seen {
-            Some((writer, readers)) => platform::wait_start_seen(
-                e,
-                &mut host,
-                now,
-                core_ev,
-                lock_id(lock),
-                writer,
-                &readers,
-            ),
-            None => platform::lock_event(e, &mut host, now, core_ev),
-        }
+        let hook = match &seen {
+            Some((writer, readers)) => {
+                Hook::WaitStartSeen(core_ev, lock_id(lock), *writer, readers)
+            }
+            None => Hook::LockEvent(core_ev),
+        };
+        self.glue(w, out, None, hook);
         self.drain(w, out);
         self.refresh_probes(w.now);
     }
@@ -668,8 +666,8 @@ impl Policy for SuperPass {
             return false;
         }
         self.hook(cpu, out);
-        let (e, mut host) = self.split(w, out, None);
-        platform::ask(e, &mut host, now, Event::FutexQueue { waiter }) == Answer::First
+        let hook = Hook::Ask(Event::FutexQueue { waiter });
+        self.glue(w, out, None, hook).answer() == Answer::First
     }
 
     fn binder_event(&mut self, w: &World, cpu: u32, ev: BinderEvent, out: &mut Vec<Action>) {
@@ -702,8 +700,8 @@ impl Policy for SuperPass {
                     owner: (owner > 0).then_some(owner),
                     cpu,
                 };
-                let (e, mut host) = self.split(w, out, None);
-                platform::wait_start_seen(e, &mut host, now, start, lock, owner, &busy);
+                let hook = Hook::WaitStartSeen(start, lock, owner, &busy);
+                self.glue(w, out, None, hook);
             }
             BinderEvent::Taken { call, server } => {
                 let lock = binder_txn_lock(call);
@@ -712,8 +710,8 @@ impl Policy for SuperPass {
                 }
                 self.hook(cpu, out);
                 let tid = Self::tid(w, server);
-                let (e, mut host) = self.split(w, out, None);
-                platform::lock_event(e, &mut host, now, Event::from_hook_owner(lock, tid, true));
+                let hook = Hook::LockEvent(Event::from_hook_owner(lock, tid, true));
+                self.glue(w, out, None, hook);
             }
             BinderEvent::Replied {
                 call,
@@ -727,8 +725,7 @@ impl Policy for SuperPass {
                 self.hook(cpu, out);
                 let (server, caller) = (Self::tid(w, server), Self::tid(w, caller));
                 let evs = Event::from_hook_binder_reply(lock, server, caller);
-                let (e, mut host) = self.split(w, out, None);
-                platform::lock_events(e, &mut host, now, evs);
+                self.glue(w, out, None, Hook::LockEvents(&evs));
             }
             BinderEvent::Received { call, caller } => {
                 let caller = Self::tid(w, caller);
@@ -737,8 +734,7 @@ impl Policy for SuperPass {
                 }
                 self.hook(cpu, out);
                 let done = Event::from_hook_binder_received(caller, binder_txn_lock(call));
-                let (e, mut host) = self.split(w, out, None);
-                platform::lock_event(e, &mut host, now, done);
+                self.glue(w, out, None, Hook::LockEvent(done));
             }
         }
         self.drain(w, out);
@@ -749,8 +745,8 @@ impl Policy for SuperPass {
     fn enqueue(&mut self, w: &World, cpu: u32, t: TaskIdx, out: &mut Vec<Action>) {
         self.sched_hook();
         let (tid, curr) = (Self::tid(w, t), host_curr(w, cpu));
-        let (e, mut host) = self.split(w, out, None);
-        if platform::enqueue(e, &mut host, w.now, cpu, tid, handle_of(t), curr) {
+        let hook = Hook::Enqueue(cpu, tid, handle_of(t), curr);
+        if self.glue(w, out, None, hook).resched() {
             out.push(Action::Resched(cpu));
         }
         self.drain(w, out);
@@ -764,12 +760,12 @@ impl Policy for SuperPass {
         // engine's woken lanes, with the owner its mutex or rwsem names then: the lock is
         // the one in its wait record (superpass_waits.c keeps none for futexes).
         let slept = matches!(w.task(t).state, State::Blocked(_)) && self.may_be_woken(w.now, tid);
-        let (e, mut host) = self.split(w, out, None);
         if slept {
             let (lock, owner) = Self::recorded_lock(w, t);
-            platform::lock_event(e, &mut host, w.now, Event::WaiterSlept { tid, lock, owner });
+            let hook = Hook::LockEvent(Event::WaiterSlept { tid, lock, owner });
+            self.glue(w, out, None, hook);
         }
-        platform::dequeue(e, &mut host, w.now, cpu, tid);
+        self.glue(w, out, None, Hook::Dequeue(cpu, tid));
         self.drain(w, out);
     }
 
@@ -797,8 +793,8 @@ impl Policy for SuperPass {
             }
         }
         let fair_next = Self::opt_tid(w, next);
-        let (e, mut host) = self.split(w, out, prev);
-        let picked = platform::pick(e, &mut host, w.now, cpu, fair_next, preempted);
+        let hook = Hook::Pick(cpu, fair_next, preempted);
+        let picked = self.glue(w, out, prev, hook).picked();
         self.drain(w, out);
         picked.task.and_then(|(_, h)| task_of(h))
     }
@@ -814,8 +810,8 @@ impl Policy for SuperPass {
     ) -> bool {
         self.sched_hook();
         let (curr, waking) = (Self::tid(w, curr), Self::tid(w, waking));
-        let (e, mut host) = self.split(w, out, None);
-        let r = platform::should_preempt(e, &mut host, w.now, cpu, curr, waking);
+        let hook = Hook::ShouldPreempt(cpu, curr, waking);
+        let r = self.glue(w, out, None, hook).resched();
         self.drain(w, out);
         r
     }
@@ -831,8 +827,8 @@ impl Policy for SuperPass {
     ) -> Option<u32> {
         self.sched_hook();
         let task = w.task(t);
-        let (e, mut host) = self.split(w, out, None);
-        let r = platform::select_cpu(e, &mut host, w.now, task.tid, prev, idle, task.allowed);
+        let hook = Hook::SelectCpu(task.tid, prev, idle, task.allowed);
+        let r = self.glue(w, out, None, hook).place();
         self.drain(w, out);
         r
     }
@@ -843,8 +839,9 @@ impl Policy for SuperPass {
         let tid = Self::tid(w, curr);
         // A task granted again (a budget window passed, a turn ran out mid-wait) is placed
         // like any other.
-        let (e, mut host) = self.split(w, out, Some(curr));
-        let r = platform::tick(e, &mut host, w.now, cpu, tid);
+        let r = self
+            .glue(w, out, Some(curr), Hook::Tick(cpu, tid))
+            .resched();
         self.drain(w, out);
         r
     }
@@ -861,10 +858,8 @@ impl Policy for SuperPass {
         // then `can_migrate_task` for each CPU that would pull it.
         let tid = Self::tid(w, t);
         let mut out = Vec::new();
-        let (e, mut host) = self.split(w, &mut out, None);
-        let ask =
-            |e: &mut Engine<Recorder>, host: &mut Host<'_>, ev| platform::ask(e, host, w.now, ev);
-        if ask(e, &mut host, Event::UpdateMisfit { tid, cpu }) != Answer::Misfit {
+        let ask = Hook::Ask(Event::UpdateMisfit { tid, cpu });
+        if self.glue(w, &mut out, None, ask).answer() != Answer::Misfit {
             return 0;
         }
         let mut to = 0;
@@ -875,7 +870,7 @@ impl Policy for SuperPass {
                 dst,
                 running,
             };
-            if ask(e, &mut host, ev) != Answer::Veto {
+            if self.glue(w, &mut out, None, Hook::Ask(ev)).answer() != Answer::Veto {
                 to |= 1 << dst;
             }
         }
