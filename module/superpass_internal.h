@@ -205,9 +205,9 @@ static inline bool sp_boosting(void)
 }
 
 /*
- * Published::work_cpus: bit @cpu clear proves that CPU's picks and ticks
- * cannot change anything, so a CPU without fast-track work never takes the
- * engine lock while other CPUs have some. CPUs past 64 always ask.
+ * Published::work_cpus: bit @cpu clear says that CPU's picks and ticks have
+ * nothing to do, so a CPU without fast-track work never takes the engine lock
+ * while other CPUs have some. CPUs past 64 always ask.
  */
 extern atomic64_t sp_work_cpus;
 

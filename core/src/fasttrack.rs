@@ -91,6 +91,8 @@ struct Boost {
     /// True once the platform reported the task joining or leaving a runqueue since its boost:
     /// from then on it reports each move, so no pick needs to look for it.
     located: bool,
+    /// When the boost began.
+    since: Nanos,
 }
 
 /// One CPU's arbiter state; in the kernel it is only touched under that CPU's runqueue lock.
@@ -364,9 +366,12 @@ impl FastTrack {
             .fold(0, |m, (c, _)| m | 1u64 << c)
     }
 
-    /// Whether a boosted task's runqueue is unknown: a pick on any CPU may find it queued there.
-    pub fn any_unlocated(&self) -> bool {
-        self.unlocated().next().is_some()
+    /// Whether a task boosted at `after` or later has a runqueue the platform has not reported:
+    /// a pick on any CPU may find it queued there.
+    pub fn any_unlocated_since(&self, after: Nanos) -> bool {
+        bits(self.live_boosts)
+            .filter_map(|i| self.boost_at(i))
+            .any(|b| !b.located && b.handle != 0 && b.since >= after)
     }
 
     /// Records the platform's handle for boosted task `tid`; does nothing if it is not boosted.

@@ -241,6 +241,13 @@ tunables! {
         unit: "flag",
         doc: "1: a critical or boosted thread that waits on a futex is queued ahead of the futex's waiters of its priority (android_vh_alter_futex_plist_add), so the release that wakes one waiter wakes it, not a background thread that queued first and would run its own critical section before it; 0: the kernel's order, first come, first woken.",
     },
+    locate_window_ns: u64 = {
+        default: 4_000_000,
+        min: 0,
+        max: 100_000_000,
+        unit: "ns",
+        doc: "How long after its boost a boosted task that was not found on a runqueue (asleep, or joining one as it was boosted, before its enqueue could be reported) makes every CPU's pick look for it; after that it is taken to be asleep, and only its next enqueue, which is reported, places it. Longer finds a late joiner on a CPU that picks seldom; shorter spares the picks of every CPU while a boosted holder sleeps (in I/O, say).",
+    },
 }
 
 impl Default for Tunables {

@@ -21,7 +21,7 @@
 /* abi::TUNABLE_SLOTS. */
 #define SP_TUNABLE_SLOTS 32
 /* tunables::NUM_TUNABLES. */
-#define SP_NUM_TUNABLES 17
+#define SP_NUM_TUNABLES 18
 /* stats::NUM_COUNTERS. */
 #define SP_NUM_COUNTERS 48
 /* stats::HIST_BUCKETS. */
@@ -203,7 +203,8 @@ _Static_assert(SP_GET_CRITICAL == 0xC118B50Au, "abi::GET_CRITICAL");
 	X(13, PUSH_MIN_PRIO, "push_min_prio", 121ULL, 100ULL, 140ULL, "prio") \
 	X(14, READERS_WHILE_CRITICAL, "readers_while_critical", 1ULL, 0ULL, 1ULL, "flag") \
 	X(15, MAX_POOL_CANDIDATES, "max_pool_candidates", 2ULL, 0ULL, 8ULL, "threads") \
-	X(16, QUEUE_FIRST, "queue_first", 1ULL, 0ULL, 1ULL, "flag")
+	X(16, QUEUE_FIRST, "queue_first", 1ULL, 0ULL, 1ULL, "flag") \
+	X(17, LOCATE_WINDOW_NS, "locate_window_ns", 4000000ULL, 0ULL, 100000000ULL, "ns")
 
 enum sp_tunable {
 	SP_TUNABLE_MAX_CRITICAL = 0,
@@ -223,6 +224,7 @@ enum sp_tunable {
 	SP_TUNABLE_READERS_WHILE_CRITICAL = 14,
 	SP_TUNABLE_MAX_POOL_CANDIDATES = 15,
 	SP_TUNABLE_QUEUE_FIRST = 16,
+	SP_TUNABLE_LOCATE_WINDOW_NS = 17,
 };
 
 /*
@@ -420,6 +422,7 @@ static const char *const sp_tunable_names[SP_NUM_TUNABLES] = {
 	[SP_TUNABLE_READERS_WHILE_CRITICAL] = "readers_while_critical",
 	[SP_TUNABLE_MAX_POOL_CANDIDATES] = "max_pool_candidates",
 	[SP_TUNABLE_QUEUE_FIRST] = "queue_first",
+	[SP_TUNABLE_LOCATE_WINDOW_NS] = "locate_window_ns",
 };
 static const char *const sp_counter_names[SP_NUM_COUNTERS] = {
 	[SP_COUNTER_CRITICAL_WAITS] = "critical_waits",

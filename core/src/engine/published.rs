@@ -34,10 +34,11 @@ pub struct Published {
     /// How soon to take a snapshot again while any probe group stays attached (0 when none
     /// is wanted): the groups fall with time alone, once their `probe_linger_ns` has passed.
     pub probe_recheck_ns: Nanos,
-    /// Bit `c` clear proves CPU `c`'s picks and ticks cannot change anything: no boosted task
-    /// is queued or runs there, every boosted task's runqueue is known (a pick elsewhere cannot
-    /// find one), and no wake is in flight (a tick elsewhere cannot settle one). A CPU without
-    /// fast-track work then never touches the engine while others have some.
+    /// Bit `c` clear says CPU `c`'s picks and ticks have nothing to do: no boosted task is
+    /// queued or runs there, no wake is in flight (a tick elsewhere cannot settle one), and
+    /// every boosted task's runqueue is known, or the task was boosted more than
+    /// `locate_window_ns` ago and is taken to be asleep (its next enqueue is reported). A CPU
+    /// without fast-track work then never touches the engine while others have some.
     pub work_cpus: u64,
 }
 
@@ -89,7 +90,11 @@ impl<O: Observer> Engine<O> {
             | gate_if(on && self.ft.cooling(), gates::REGRANT);
         let work_cpus = if !boosted {
             0
-        } else if self.ft.any_unlocated() || !self.wakes.is_empty() {
+        } else if self
+            .ft
+            .any_unlocated_since(now.saturating_sub(self.tun.locate_window_ns))
+            || !self.wakes.is_empty()
+        {
             u64::MAX
         } else {
             self.ft.work_cpus()
@@ -130,6 +135,13 @@ mod tests {
     }
 
     /// The snapshot at `now`, checked against the engine's own accessors.
+    /// Critical thread 100 starts waiting on L1 at `at`, which boosts its owner 200: named by
+    /// the platform, seen on no runqueue.
+    fn boost_unseen(e: &mut Engine, at: Nanos) {
+        e.wait_start(at, 100, L1, LockKind::Mutex, Some(200));
+        e.set_handle(200, 0x1000);
+    }
+
     fn snap(e: &mut Engine, now: Nanos) -> Published {
         let p = e.published(now);
         let (interest, boosted) = e.lanes();
@@ -253,8 +265,7 @@ mod tests {
     fn only_cpus_with_fast_track_work_are_asked_to_pick() {
         let mut e = engine();
         assert_eq!(snap(&mut e, 0).work_cpus, 0, "nothing boosted");
-        e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
-        e.set_handle(200, 0x1000);
+        boost_unseen(&mut e, MS);
         assert_eq!(
             snap(&mut e, MS).work_cpus,
             u64::MAX,
@@ -272,6 +283,34 @@ mod tests {
         e.owner_released(4 * MS, L1, 200);
         e.wait_finish(4 * MS, 100, L1);
         assert_eq!(snap(&mut e, 4 * MS).work_cpus, 0, "the grant ended");
+    }
+
+    #[test]
+    fn a_boosted_task_found_nowhere_is_looked_for_by_every_cpu_only_for_the_locate_window() {
+        let mut e = engine();
+        let window = e.tunables().locate_window_ns;
+        boost_unseen(&mut e, MS);
+        for (at, why) in [
+            (MS, "it may be joining a runqueue"),
+            (MS + window, "the window's end"),
+        ] {
+            assert_eq!(snap(&mut e, at).work_cpus, u64::MAX, "{why}");
+        }
+        assert_eq!(
+            snap(&mut e, MS + window + 1).work_cpus,
+            0,
+            "taken to be asleep: its next enqueue is reported"
+        );
+        // Still findable by a pick that asks anyway, and placed by an enqueue.
+        assert!(e.unlocated_from(0).is_some());
+        e.enqueue(MS + window + 2, 1, 200);
+        assert_eq!(snap(&mut e, MS + window + 2).work_cpus, 0b10);
+        // A new boost of a sleeping holder opens a new window.
+        e.owner_released(10 * MS, L1, 200);
+        e.wait_finish(10 * MS, 100, L1);
+        boost_unseen(&mut e, 20 * MS);
+        assert_eq!(snap(&mut e, 20 * MS).work_cpus, u64::MAX);
+        assert_eq!(snap(&mut e, 20 * MS + window + 1).work_cpus, 0);
     }
 
     #[test]
