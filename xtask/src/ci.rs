@@ -36,11 +36,22 @@ Runs, in order, and stops at the first failure:
   10. cargo xtask demo    (the README's main job: its own VM, the inversion
                            scenario off / on / SCHED_FIFO and the trace report;
                            ~5 min)
+  11. arm64: cargo xtask kernel --arch arm64 (~7 min cold), then cargo xtask
+      vm-test --arch arm64 --filter <ARM64_TESTS> (superpass.ko and the guest
+      programs cross-built; the module load, the ABI, the mutex and rwsem
+      inversions, the PI futex inversion and the 2-vCPU overhead loops, on
+      the asymmetric-capacity guest; ~10 min), then cargo xtask symbols
+      --check --ko target/module/arm64/superpass.ko (the committed list is
+      the arm64 module's own imports)
 
-  --host-only   skip the steps that need the kernel and QEMU (6 to 10)
+  --host-only   skip the steps that need the kernel and QEMU (6 to 11)
 ";
 
 pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
+/// The guest tests CI runs on arm64 (`vm-test --filter`): the module's load, the ABI, the
+/// kernel mutex and rwsem inversions, the PI futex inversions and the 2-vCPU overhead loops.
+pub const ARM64_TESTS: &str =
+    "=sp-load,=sp-abi,=sp-inversion-mutex,=sp-inversion-rwsem,^sp-futex-pi,=sp-overhead";
 /// How long each fuzz target runs, unless SUPERPASS_FUZZ_SECS says otherwise.
 const FUZZ_SECS: u32 = 20;
 /// The fuzz targets: (crate directory with a `fuzz/` project, target).
@@ -296,5 +307,19 @@ fn run_ci(t: &mut Timings, host_only: bool) -> Result<(), String> {
     // load, and only a run of the demo itself could show it).
     eprintln!("==> demo");
     t.step("demo", || crate::demo::main(&[]))?;
+    let args = |a: &[&str]| -> Vec<String> { a.iter().map(|s| s.to_string()).collect() };
+    eprintln!("==> kernel arm64");
+    t.step("kernel arm64", || {
+        crate::kernel::main(&args(&["--arch", "arm64"]))
+    })?;
+    eprintln!("==> vm-test arm64");
+    t.step("vm-test arm64", || {
+        crate::vm::main(&args(&["--arch", "arm64", "--filter", ARM64_TESTS]))
+    })?;
+    eprintln!("==> symbols arm64");
+    t.step("symbols arm64", || {
+        let ko = root().join("target/module/arm64/superpass.ko");
+        crate::symbols::main(&args(&["--check", "--ko", &ko.to_string_lossy()]))
+    })?;
     Ok(())
 }

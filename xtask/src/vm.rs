@@ -63,7 +63,7 @@ directory with a Kbuild file into vm/test-modules/ (its .ko files land in
 
 Options:
   --filter NAME[,NAME] run only the tests whose name contains one of the NAMEs
-                       (^NAME: whose name starts with NAME)
+                       (^NAME: whose name starts with NAME; =NAME: named NAME)
   --arch A             x86_64 (default) or arm64: the arm64 kernel (cargo xtask kernel
                        --arch arm64) under qemu-system-aarch64 -M virt -cpu max (TCG);
                        guest programs cross-compiled static (aarch64-linux-gnu-gcc),
@@ -453,7 +453,8 @@ impl Machine {
     }
 }
 
-/// The tests of [`SUITES_DIR`]`/*.sh`, sorted by file name, whose name contains `filter`.
+/// The tests of [`SUITES_DIR`]`/*.sh`, sorted by file name, whose name matches one of the
+/// comma-separated `filter`s: contains it, starts with it (`^name`) or is it (`=name`).
 pub fn select_tests(filter: Option<&str>) -> Result<Vec<TestFile>, String> {
     let dir = root().join(SUITES_DIR);
     let mut v: Vec<TestFile> = Vec::new();
@@ -468,9 +469,14 @@ pub fn select_tests(filter: Option<&str>) -> Result<Vec<TestFile>, String> {
             _ => stem,
         }
         .to_string();
-        let matches = |f: &str| match f.strip_prefix('^') {
-            Some(prefix) => name.starts_with(prefix),
-            None => name.contains(f),
+        let matches = |f: &str| {
+            if let Some(prefix) = f.strip_prefix('^') {
+                name.starts_with(prefix)
+            } else if let Some(exact) = f.strip_prefix('=') {
+                name == exact
+            } else {
+                name.contains(f)
+            }
         };
         if filter.is_some_and(|f| !f.split(',').any(matches)) {
             continue;
@@ -1324,5 +1330,18 @@ mod tests {
             .any(|t| t.name == "hooks-fire" && t.boot == "hooktest"));
         let some = select_tests(Some("binderfs")).unwrap();
         assert_eq!(some.len(), 1);
+        let names = |f| -> Vec<String> {
+            select_tests(Some(f))
+                .unwrap()
+                .into_iter()
+                .map(|t| t.name)
+                .collect()
+        };
+        assert!(
+            names("sp-overhead").len() >= 3,
+            "the 2-, 4- and 8-vCPU suites"
+        );
+        assert_eq!(names("=sp-overhead"), ["sp-overhead"]);
+        assert_eq!(names("=sp-load,^sp-abi"), ["sp-load", "sp-abi"]);
     }
 }
