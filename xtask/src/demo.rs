@@ -260,6 +260,15 @@ fn test_names() -> Vec<String> {
     TESTS.iter().map(|t| test_name(t)).collect()
 }
 
+/// A `vm-test --skip` value naming exactly the demo's tests (`=sp-load,=sp-inversion-mutex,..`).
+pub fn skip_filter() -> String {
+    test_names()
+        .iter()
+        .map(|n| format!("={n}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// sp-frames' result among a boot's.
 fn frames_result(report: &vm::Report) -> Option<&serde_json::Value> {
     let name = frames::name();
@@ -585,6 +594,18 @@ mod tests {
             })
             .filter_map(|o| o.strip_suffix(".o").map(str::to_string))
             .collect()
+    }
+
+    #[test]
+    fn the_skip_filter_leaves_out_exactly_the_demos_suites() {
+        let all = vm::select_tests(None).unwrap();
+        let skip = skip_filter();
+        let left_out: Vec<String> = all
+            .iter()
+            .filter(|t| vm::skipped(&t.name, &skip))
+            .map(|t| t.file.clone())
+            .collect();
+        assert_eq!(left_out, TESTS, "the demo's suites and no other");
     }
 
     #[test]

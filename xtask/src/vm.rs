@@ -15,8 +15,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const HELP: &str =
-    "usage: cargo xtask vm-test [--filter NAME] [--arch x86_64|arm64] [--variant default|kasan]
-                           [--timeout SECS] [--test-timeout SECS] [--verbose] [--list]
+    "usage: cargo xtask vm-test [--filter NAME] [--skip NAME] [--arch x86_64|arm64]
+                           [--variant default|kasan] [--timeout SECS] [--test-timeout SECS]
+                           [--verbose] [--list]
 
 Boots the SuperPass test kernel in QEMU and runs the guest tests:
   1. builds or reuses the cached kernel (cargo xtask kernel);
@@ -51,6 +52,10 @@ Tests run in boot groups: a script with a line `#@boot NAME` runs in VM NAME
 the restricted hooks. A line `#@machine cpus=N [icount]` sets the group's
 vCPUs (default 2) and turns on QEMU's deterministic instruction counting,
 under which guest time measures executed instructions (overhead ratios).
+Groups run one after another, except the icount groups: they run last, up to
+one per host CPU at a time (each is a single QEMU thread, and its figures count
+guest instructions, so a neighbour cannot change them). Every boot's
+progress lines name its group: [vm <group> <seconds>s].
 Shell code suites share lives in tests/guest/lib/*.sh (/lib/sptest/ in the guest). Logs: target/vm/<group>/{kernel,guest}.log; each group
 adds a `kernel-log/<group>` result.
 
@@ -64,6 +69,8 @@ directory with a Kbuild file into vm/test-modules/ (its .ko files land in
 Options:
   --filter NAME[,NAME] run only the tests whose name contains one of the NAMEs
                        (^NAME: whose name starts with NAME; =NAME: named NAME)
+  --skip NAME[,NAME]   leave out the tests that NAME matches, as for --filter (CI
+                       leaves out the demo's tests, which its demo step runs)
   --arch A             x86_64 (default) or arm64: the arm64 kernel (cargo xtask kernel
                        --arch arm64) under qemu-system-aarch64 -M virt -cpu max (TCG);
                        guest programs cross-compiled static (aarch64-linux-gnu-gcc),
@@ -110,6 +117,7 @@ pub fn out_dir() -> PathBuf {
 
 struct Opts {
     filter: Option<String>,
+    skip: Option<String>,
     arch: Arch,
     variant: Variant,
     timeout: u64,
@@ -125,6 +133,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
     let mut o = Opts {
         filter: None,
+        skip: None,
         arch: Arch::X86_64,
         variant: Variant::Default,
         timeout: 1800,
@@ -137,6 +146,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
         match a.as_str() {
             "--filter" => o.filter = Some(val()?),
+            "--skip" => o.skip = Some(val()?),
             "--arch" => o.arch = Arch::parse(&val()?)?,
             "--variant" => o.variant = Variant::parse(&val()?)?,
             "--timeout" => o.timeout = val()?.parse().map_err(|_| "--timeout: not a number")?,
@@ -149,6 +159,13 @@ pub fn main(args: &[String]) -> Result<(), String> {
         }
     }
     let tests = select_tests(o.filter.as_deref())?;
+    let tests: Vec<TestFile> = match o.skip.as_deref() {
+        Some(skip) => tests
+            .into_iter()
+            .filter(|t| !skipped(&t.name, skip))
+            .collect(),
+        None => tests,
+    };
     if o.list {
         for t in &tests {
             println!("{:<20} boot {:<10} {SUITES_DIR}/{}", t.name, t.boot, t.file);
@@ -157,8 +174,9 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
     if tests.is_empty() {
         return Err(format!(
-            "no test matches --filter {}",
-            o.filter.unwrap_or_default()
+            "no test matches --filter {} --skip {}",
+            o.filter.unwrap_or_default(),
+            o.skip.unwrap_or_default()
         ));
     }
     if o.arch != Arch::X86_64 {
@@ -203,16 +221,14 @@ pub fn main(args: &[String]) -> Result<(), String> {
         step("superpass-service, superpassctl, rsb_hub");
         crate::guest_service::stage(&stage)?;
     }
-    // One boot per group, in the order the groups first appear.
+    // One boot per group, in the order the groups first appear; the icount groups last.
     let mut groups: Vec<String> = Vec::new();
     for t in &tests {
         if !groups.contains(&t.boot) {
             groups.push(t.boot.clone());
         }
     }
-    let mut report = Report {
-        results: Vec::new(),
-    };
+    let mut plans = Vec::new();
     for g in &groups {
         let members: Vec<&TestFile> = tests.iter().filter(|t| &t.boot == g).collect();
         let machine = members[0].machine;
@@ -222,38 +238,75 @@ pub fn main(args: &[String]) -> Result<(), String> {
                 t.file, members[0].file
             ));
         }
-        let files: Vec<String> = members.iter().map(|t| t.file.clone()).collect();
-        let names: Vec<String> = members.iter().map(|t| t.name.clone()).collect();
-        step(&format!("initramfs for boot `{g}`"));
-        let initrd = build_initramfs(
-            &k,
-            &stage,
-            &files,
-            &work.join(format!("initramfs-{g}.cpio.gz")),
-        )?;
-        step(&format!(
-            "boot `{g}`: QEMU ({}), {} test(s): {}; timeout {}s",
-            machine.describe(),
-            names.len(),
-            names.join(" "),
-            o.timeout
-        ));
-        let logs = out.join(g);
+        plans.push(BootPlan {
+            group: g.clone(),
+            machine,
+            files: members.iter().map(|t| t.file.clone()).collect(),
+            names: members.iter().map(|t| t.name.clone()).collect(),
+        });
+    }
+    let (counted, timed): (Vec<BootPlan>, Vec<BootPlan>) =
+        plans.into_iter().partition(|p| p.machine.icount);
+    let cmdline = format!("sptest.timeout={}{}", o.test_timeout, guest_env()?);
+    let run = |p: &BootPlan| -> Result<BootResult, String> {
+        let initrd = work.join(format!("initramfs-{}.cpio.gz", p.group));
+        let logs = out.join(&p.group);
         fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
-        let b = boot(
+        boot(
             &k,
-            &machine,
+            &p.machine,
             &initrd,
-            &format!("sptest.timeout={}{}", o.test_timeout, guest_env()?),
+            &cmdline,
             Duration::from_secs(o.timeout),
             &logs,
             o.verbose,
-        )?;
-        report.add_boot(&b, &names, &format!("kernel-log/{g}"));
+        )
+    };
+    let mut report = Report {
+        results: Vec::new(),
+    };
+    let mut finish = |p: &BootPlan, b: &BootResult| {
+        report.add_boot(b, &p.names, &format!("kernel-log/{}", p.group));
         // ftrace captures printed by the inversion programs -> target/vm/inversion-*.trace,
         // so that superpass-trace can import what the guest saw.
         let traces = crate::module::save_traces(&b.console, &out);
-        itemize_long_waits(&traces, &logs.join("guest.log"));
+        itemize_long_waits(&traces, &out.join(&p.group).join("guest.log"));
+    };
+    for p in &timed {
+        p.prepare(&k, &stage, &work)?;
+        p.announce(o.timeout, "");
+        let b = run(p)?;
+        finish(p, &b);
+    }
+    // Each icount VM is one host thread and its guest clock counts instructions, so running
+    // them side by side changes their wall time, not their figures: a pool of one per host CPU.
+    let width = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let side_by_side = width > 1 && counted.len() > 1;
+    for p in &counted {
+        p.prepare(&k, &stage, &work)?;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<(usize, Result<BootResult, String>)>> = Default::default();
+    std::thread::scope(|s| {
+        for _ in 0..width.min(counted.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(p) = counted.get(i) else { break };
+                p.announce(o.timeout, if side_by_side { " (side by side)" } else { "" });
+                let b = run(p);
+                if let Ok(mut d) = done.lock() {
+                    d.push((i, b));
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().map_err(|_| "a boot thread panicked")?;
+    done.sort_by_key(|(i, _)| *i);
+    if done.len() != counted.len() {
+        return Err("a boot thread ended without a result".into());
+    }
+    for (p, (_, b)) in counted.iter().zip(done) {
+        finish(p, &b?);
     }
     report.write(&out.join("results.json"))?;
     report.print_table();
@@ -267,6 +320,38 @@ pub fn main(args: &[String]) -> Result<(), String> {
         Err(format!("{} test(s) failed", report.failed()))
     } else {
         Ok(())
+    }
+}
+
+/// One boot group's VM and tests.
+struct BootPlan {
+    group: String,
+    machine: Machine,
+    files: Vec<String>,
+    names: Vec<String>,
+}
+
+impl BootPlan {
+    /// Packs the group's initramfs (`<work>/initramfs-<group>.cpio.gz`).
+    fn prepare(&self, k: &Kernel, stage: &Path, work: &Path) -> Result<(), String> {
+        step(&format!("initramfs for boot `{}`", self.group));
+        build_initramfs(
+            k,
+            stage,
+            &self.files,
+            &work.join(format!("initramfs-{}.cpio.gz", self.group)),
+        )?;
+        Ok(())
+    }
+
+    fn announce(&self, timeout: u64, how: &str) {
+        step(&format!(
+            "boot `{}`: QEMU ({}){how}, {} test(s): {}; timeout {timeout}s",
+            self.group,
+            self.machine.describe(),
+            self.names.len(),
+            self.names.join(" "),
+        ));
     }
 }
 
@@ -453,6 +538,23 @@ impl Machine {
     }
 }
 
+/// Whether `--skip skip` leaves test `name` out.
+pub fn skipped(name: &str, skip: &str) -> bool {
+    skip.split(',').any(|f| name_matches(name, f))
+}
+
+/// Whether test `name` matches one `--filter`/`--skip` word: contains it, starts with it
+/// (`^name`) or is it (`=name`).
+fn name_matches(name: &str, f: &str) -> bool {
+    if let Some(prefix) = f.strip_prefix('^') {
+        name.starts_with(prefix)
+    } else if let Some(exact) = f.strip_prefix('=') {
+        name == exact
+    } else {
+        name.contains(f)
+    }
+}
+
 /// The tests of [`SUITES_DIR`]`/*.sh`, sorted by file name, whose name matches one of the
 /// comma-separated `filter`s: contains it, starts with it (`^name`) or is it (`=name`).
 pub fn select_tests(filter: Option<&str>) -> Result<Vec<TestFile>, String> {
@@ -469,16 +571,7 @@ pub fn select_tests(filter: Option<&str>) -> Result<Vec<TestFile>, String> {
             _ => stem,
         }
         .to_string();
-        let matches = |f: &str| {
-            if let Some(prefix) = f.strip_prefix('^') {
-                name.starts_with(prefix)
-            } else if let Some(exact) = f.strip_prefix('=') {
-                name == exact
-            } else {
-                name.contains(f)
-            }
-        };
-        if filter.is_some_and(|f| !f.split(',').any(matches)) {
+        if filter.is_some_and(|f| !f.split(',').any(|f| name_matches(&name, f))) {
             continue;
         }
         let text = fs::read_to_string(e.path()).map_err(|e| e.to_string())?;
@@ -692,7 +785,8 @@ pub struct BootResult {
 
 /// Boots `k` with `initrd` under QEMU TCG (2 vCPUs, 1 GiB) and kills QEMU
 /// after `timeout`. The kernel console (ttyS0) goes to `out`/kernel.log, the
-/// guest's test output (ttyS1) is streamed into `out`/guest.log.
+/// guest's test output (ttyS1) is streamed into `out`/guest.log; the progress lines it
+/// prints start `[vm <out's name> <seconds>s]`.
 pub fn boot(
     k: &Kernel,
     machine: &Machine,
@@ -702,6 +796,11 @@ pub fn boot(
     out: &Path,
     verbose: bool,
 ) -> Result<BootResult, String> {
+    // Boots may run side by side: each progress line names its log directory (the group).
+    let tag = out
+        .file_name()
+        .map(|n| format!(" {}", n.to_string_lossy()))
+        .unwrap_or_default();
     let klog = out.join("kernel.log");
     let log = &out.join("guest.log");
     let _ = fs::remove_file(&klog);
@@ -745,7 +844,7 @@ pub fn boot(
             Ok(line) => {
                 let _ = writeln!(logf, "{line}");
                 if verbose || show_line(&line) {
-                    eprintln!("[vm {:>5.1}s] {line}", t0.elapsed().as_secs_f64());
+                    eprintln!("[vm{tag} {:>5.1}s] {line}", t0.elapsed().as_secs_f64());
                 }
                 console.push(line);
             }
@@ -760,7 +859,10 @@ pub fn boot(
                 "[xtask] timeout after {}s: QEMU killed",
                 timeout.as_secs()
             );
-            eprintln!("[vm] timeout after {}s: QEMU killed", timeout.as_secs());
+            eprintln!(
+                "[vm{tag}] timeout after {}s: QEMU killed",
+                timeout.as_secs()
+            );
             break;
         }
     }

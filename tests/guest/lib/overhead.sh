@@ -32,7 +32,7 @@
 # Checks (the suite fails otherwise): the reader probes are attached in the
 # enabled and engaged runs (the read-lock loop makes one reader_owned call per
 # iteration) and detached in the on-demand runs (it makes none).
-runs=5
+runs=3
 benches="mutex:20000 pingpong:5000 pagefault:20000 readlock:2000000 futexwake:50000 futexpp:5000 futexpp-hint:5000 binderpp:5000"
 mixed_benches="mutex:60000 pingpong:15000 pagefault:15000 readlock:600000 futexpp:15000"
 med() { tr ' ' '\n' | grep . | sort -n | sed -n "$(( (runs + 1) / 2 ))p"; }

@@ -8,7 +8,7 @@
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
-sp-futex -l plain -m off,on -d ${SP_FUTEX_SECS:-20} -H 4 -w 500 -p 1000 -G 100 -N 1000 > /tmp/fplain.out 2>&1
+sp-futex -l plain -m off,on -d ${SP_FUTEX_SECS:-8} -H 4 -w 500 -p 1000 -G 100 -N 1000 > /tmp/fplain.out 2>&1
 rc=$?
 grep -v '^M ' /tmp/fplain.out
 grep '^M ' /tmp/fplain.out | cut -c3- >> "$SPTEST_METRICS"

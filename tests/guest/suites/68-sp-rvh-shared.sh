@@ -33,10 +33,10 @@ grep -v '^target_cpu' /proc/sp_vendorsched | sed 's/^/vendor_/' >> "$SPTEST_METR
 d=$(sed -n 's/^select_decided //p' /proc/sp_vendorsched)
 [ "${d:-0}" -gt 0 ] || { echo "FAIL the vendor probe never decided"; fail=1; }
 # SuperPass still works as the second probe. The blocker holds the lock for 500 us of every
-# 600 us it runs, so off-mode inversions are frequent enough (tens in 30 s) that the p99.9 of a
+# 600 us it runs, so off-mode inversions are frequent enough (tens in 20 s) that the p99.9 of a
 # few thousand waits lands among them; with equal inside and outside times a quiet run had too
 # few inversions for the p99.9 to be one.
-sp-inversion -l mutex -m off,on,off_n10,on_n10 -d ${SP_SHARED_SECS:-30} -H 4 -w 500 -o 100 -p 1000 -R 72 > /tmp/inv.out 2>&1 || fail=1
+sp-inversion -l mutex -m off,on,off_n10,on_n10 -d ${SP_SHARED_SECS:-20} -H 4 -w 500 -o 100 -p 1000 -R 72 > /tmp/inv.out 2>&1 || fail=1
 grep -v '^M ' /tmp/inv.out
 grep '^M ' /tmp/inv.out | cut -c3- >> "$SPTEST_METRICS"
 # When the blocker re-takes the lock before the woken critical thread runs, those holds wait for

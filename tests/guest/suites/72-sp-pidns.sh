@@ -34,9 +34,9 @@ grep -q '^child_tid' /tmp/pidns.out && echo "child_registered 1" >> "$SPTEST_MET
 sp-ctl critical
 for l in mutex hint; do
 	if [ $l = mutex ]; then
-		unshare -p -f --mount-proc sp-inversion -l mutex -m off,on -d 8 -H 4 -w 500 -o 100 -p 1000 -R 72 > /tmp/pidns-$l.out 2>&1
+		unshare -p -f --mount-proc sp-inversion -l mutex -m off,on -d 5 -H 4 -w 500 -o 100 -p 1000 -R 72 > /tmp/pidns-$l.out 2>&1
 	else
-		unshare -p -f --mount-proc sp-futex -l hint -m off,on -d 8 -H 4 -w 500 -p 1000 -R 72 > /tmp/pidns-$l.out 2>&1
+		unshare -p -f --mount-proc sp-futex -l hint -m off,on -d 5 -H 4 -w 500 -p 1000 -R 72 > /tmp/pidns-$l.out 2>&1
 	fi
 	r=$?
 	grep -v '^M \|^SPTRACE ' /tmp/pidns-$l.out
