@@ -57,7 +57,7 @@ pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
 pub const ARM64_TESTS: &str =
     "=sp-load,=sp-abi,=sp-inversion-mutex,=sp-inversion-rwsem,=sp-futex-pi,=sp-overhead";
 /// How long each fuzz target runs, unless SUPERPASS_FUZZ_SECS says otherwise.
-const FUZZ_SECS: u32 = 20;
+const FUZZ_SECS: u32 = 10;
 /// The fuzz targets: (crate directory with a `fuzz/` project, target).
 const FUZZ_TARGETS: &[(&str, &str)] = &[
     ("core", "abi_decode"),
