@@ -13,13 +13,22 @@
 calls=/sys/kernel/debug/superpass/probe_calls
 [ -w "$calls" ] || { echo "no $calls (debugfs)"; exit 1; }
 echo 1 > "$calls"
-sp-futex -l pi -m on_n10,on -d ${SP_FUTEX_SECS:-10} -H 4 -w 500 -p 1000 -c 300 -N 0 -X 100 -P 8 > /tmp/fpend.out 2>&1
-rc=$?
-pending=$(awk '$1 == "pi_pending_owner" { print $2 }' "$calls")
+# The hand-off to a queued holder is a race the test can only make likely: from 0 to 56 pending
+# owners a run have been seen. A run that saw none runs again, three runs at most; every run's
+# waits are judged.
+for round in 1 2 3; do
+	sp-futex -l pi -m on_n10,on -d ${SP_FUTEX_SECS:-10} -H 4 -w 500 -p 1000 -c 300 -N 0 -X 100 -P 8 > /tmp/fpend.out 2>&1
+	rc=$?
+	pending=$(awk '$1 == "pi_pending_owner" { print $2 }' "$calls")
+	[ $rc -ne 0 ] || [ "${pending:-0}" -gt 0 ] || [ $round = 3 ] && break
+	grep -v '^M ' /tmp/fpend.out
+	echo "round $round: no PI wait found its owner pending yet; running again"
+done
 echo 0 > "$calls"
 grep -v '^M ' /tmp/fpend.out
 grep '^M ' /tmp/fpend.out | cut -c3- >> "$SPTEST_METRICS"
 echo "pi_pending_owner $pending" >> "$SPTEST_METRICS"
+echo "rounds $round" >> "$SPTEST_METRICS"
 echo "pending owners named from the futex word: $pending"
 [ "${pending:-0}" -gt 0 ] || { echo "FAIL no PI wait found its owner pending: nothing was exercised"; rc=1; }
 exit $rc
