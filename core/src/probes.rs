@@ -15,7 +15,8 @@
 //! What each group is for:
 //! - [`OWNERS`] (mutex owners and rwsem writers): following a lock a tracked wait is on as it
 //!   changes hands, and ending a departed holder's grant. Needed while a tracked thread waits
-//!   on a kernel mutex or rwsem, or anything is boosted.
+//!   on a kernel mutex or rwsem: the probes report only the locks such waits are on, so a
+//!   boost from a futex or binder wait leaves them detached.
 //! - [`READERS`] (rwsem readers, and percpu rw-semaphore writers): the readers a critical writer
 //!   waits behind, and the writer a critical reader of a percpu rw-semaphore (the cgroup
 //!   threadgroup lock at every fork and exit) waits behind. An rwsem names only its last

@@ -1216,6 +1216,15 @@ fn lock_operation_probes_are_wanted_while_waits_need_them_and_linger() {
     assert_eq!(e.probes_wanted(2 * MS), OWNERS);
     assert_eq!(e.probes_wanted(2 * MS + linger - 1), OWNERS, "lingers");
     assert_eq!(e.probes_wanted(2 * MS + linger), 0, "then lapses");
+    // A futex names its owner itself: its boost wants no lock-operation probe.
+    let boosted = e.wait_start(10 * linger - 2 * MS, 100, L2, LockKind::Futex, Some(200));
+    assert_eq!(boosted.as_slice(), &[200]);
+    assert_eq!(
+        e.probes_wanted(10 * linger - 2 * MS),
+        0,
+        "a futex boost follows no kernel lock"
+    );
+    e.wait_finish(10 * linger - MS, 100, L2);
     e.wait_start(10 * linger, 100, L2, LockKind::RwsemWrite, None);
     assert_eq!(
         e.probes_wanted(10 * linger),

@@ -44,10 +44,9 @@ impl<O: Observer> Engine<O> {
         if !self.enabled {
             return 0;
         }
+        // A boost alone needs no owner probe: they report only locks that tracked waits are
+        // on (the lock lanes), and a grant for a kernel lock lasts no longer than its wait.
         let mut needed = wait_probes;
-        if self.ft.boosted_count() > 0 {
-            needed |= probes::OWNERS;
-        }
         if self.tun.readers_while_critical != 0 && !self.critical.is_empty() {
             needed |= probes::READERS;
         }
