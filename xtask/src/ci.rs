@@ -2,13 +2,20 @@
 
 use crate::kernel::tools_dir;
 use crate::util::{cargo, root, run, target_dir, wants_help};
+use std::fs::File;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 const HELP: &str = "usage: cargo xtask ci [--host-only]
 
-Runs, in order, and stops at the first failure:
+Runs, in order, and stops at the first failure. Unless --host-only, it first
+starts `cargo xtask setup --kernels --no-cargo-fuzz` in the background (the
+Debian packages, bindgen, rsbinder-tools, then both test kernels, built or
+found cached; log: target/ci-setup.log), so that on a fresh machine the
+installs and kernel builds share the 2 cores with steps 0-5; step 6 waits for
+it, and no guest boots while it runs.
   0. python3 -m pip install perfetto protobuf (Perfetto's own trace schema, so
      the tests that decode our .pftrace output against it run instead of skip)
   1. cargo fmt --check, then rustfmt --check --edition 2021 on module/*.rs (the
@@ -23,9 +30,10 @@ Runs, in order, and stops at the first failure:
      core/fuzz abi_decode, trace/fuzz decode and ftrace_text; cargo-fuzz 0.13.2
      is installed once into $SUPERPASS_CACHE/tools, and RUSTC_BOOTSTRAP=1 lets
      the stable toolchain take its nightly flags (libFuzzer + AddressSanitizer)
-  6. cargo xtask kernel   (installs packages and bindgen, builds or reuses
-                           the cached test kernel; ~8 min cold on 2 idle
-                           cores, bindgen's install included; seconds warm)
+  6. wait for the background setup, then cargo xtask kernel (cached by then;
+                           cold on 2 idle cores the x86_64 kernel takes ~8
+                           min and the arm64 one ~6, bindgen's install
+                           included)
   6b. module/compat/check-ack-6.6.sh (the scheduler probes compile against
                            android15-6.6's hook prototypes; ~15 s)
   7. cargo xtask module --clippy (superpass.ko built with the kernel's
@@ -40,7 +48,7 @@ Runs, in order, and stops at the first failure:
   10. cargo xtask demo    (the README's main job: its own VM, the inversion
                            scenario off / on / SCHED_FIFO and the trace report;
                            ~5 min)
-  11. arm64: cargo xtask kernel --arch arm64 (~6 min cold), then cargo xtask
+  11. arm64: cargo xtask kernel --arch arm64 (cached by the setup), then cargo xtask
       vm-test --arch arm64 --filter <ARM64_TESTS> (superpass.ko and the guest
       programs cross-built; the module load, the ABI, the mutex and rwsem
       inversions, the PI futex inversion and the 2-vCPU overhead loops, on
@@ -133,7 +141,7 @@ fn fmt_module() -> Result<(), String> {
 
 /// Installs cargo-fuzz into the tools directory unless the right version is there; returns the
 /// directory to put first on PATH so that `cargo fuzz` finds it.
-fn ensure_cargo_fuzz() -> Result<PathBuf, String> {
+pub fn ensure_cargo_fuzz() -> Result<PathBuf, String> {
     let bin = tools_dir().join("bin");
     let have = Command::new(bin.join("cargo-fuzz"))
         .arg("--version")
@@ -281,11 +289,92 @@ pub fn main(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn run_ci(t: &mut Timings, host_only: bool) -> Result<(), String> {
-    run_host(t)?;
-    if host_only {
-        return Ok(());
+/// `cargo xtask setup --kernels --no-cargo-fuzz` in a child process of its own (a process
+/// group, so that it can be stopped whole), writing to a log file: the packages, tools and
+/// kernels, made ready while the host checks run.
+struct Background {
+    child: Option<Child>,
+    log: PathBuf,
+}
+
+impl Background {
+    fn spawn() -> Result<Self, String> {
+        let log = target_dir().join("ci-setup.log");
+        if let Some(dir) = log.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let out = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| format!("{}: {e}", log.display()))?;
+        let exe = std::env::current_exe().map_err(|e| format!("the xtask binary: {e}"))?;
+        let child = Command::new(exe)
+            .args(["setup", "--kernels", "--no-cargo-fuzz"])
+            .current_dir(root())
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("cannot start the background setup: {e}"))?;
+        eprintln!(
+            "==> setup --kernels, in the background beside the host checks (log: {})",
+            log.display()
+        );
+        Ok(Self {
+            child: Some(child),
+            log,
+        })
     }
+
+    /// Waits for the setup to end; prints its `[setup]` lines, or its log's end if it failed.
+    fn wait(mut self) -> Result<(), String> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        eprintln!("==> setup: waiting for the background setup");
+        let st = child.wait().map_err(|e| format!("background setup: {e}"))?;
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        for l in text.lines().filter(|l| l.starts_with("[setup]")) {
+            eprintln!("    {l}");
+        }
+        if st.success() {
+            return Ok(());
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+        Err(format!(
+            "the background setup failed ({st}); the end of {}:\n{tail}",
+            self.log.display()
+        ))
+    }
+}
+
+impl Drop for Background {
+    /// A CI that stops early stops its setup too: the child's whole process group.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = Command::new("kill")
+                .arg("--")
+                .arg(format!("-{}", child.id()))
+                .status();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn run_ci(t: &mut Timings, host_only: bool) -> Result<(), String> {
+    let setup = if host_only {
+        None
+    } else {
+        Some(Background::spawn()?)
+    };
+    run_host(t)?;
+    let Some(setup) = setup else {
+        return Ok(());
+    };
+    // No guest boots before it ends: a build beside a boot would slow the boot's emulated CPUs.
+    t.step("setup wait", || setup.wait())?;
     eprintln!("==> kernel");
     t.step("kernel", || crate::kernel::main(&[]))?;
     eprintln!("==> compat 6.6");
@@ -330,4 +419,49 @@ fn run_ci(t: &mut Timings, host_only: bool) -> Result<(), String> {
         crate::symbols::main(&args(&["--check", "--ko", &ko.to_string_lossy()]))
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// Each `name = ...` package of a Cargo.lock with its version.
+    fn locked(krate: &str) -> BTreeMap<String, String> {
+        let path = root().join(krate).join("fuzz/Cargo.lock");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut out = BTreeMap::new();
+        let mut name = None;
+        for l in text.lines() {
+            if let Some(n) = l.strip_prefix("name = ") {
+                name = Some(n.trim_matches('"').to_string());
+            } else if let (Some(v), Some(n)) = (l.strip_prefix("version = "), name.take()) {
+                out.insert(n, v.trim_matches('"').to_string());
+            }
+        }
+        out
+    }
+
+    /// The fuzz projects share one target directory, where a dependency is built once only if
+    /// both lock it at the same version (libFuzzer's C++ build is half a fuzz project's build).
+    #[test]
+    fn the_fuzz_projects_lock_their_shared_dependencies_alike() {
+        let mut crates: Vec<&str> = FUZZ_TARGETS.iter().map(|&(k, _)| k).collect();
+        crates.dedup();
+        assert!(crates.len() > 1);
+        let first = locked(crates[0]);
+        assert!(first.contains_key("libfuzzer-sys"));
+        for k in &crates[1..] {
+            for (name, version) in locked(k) {
+                if let Some(v) = first.get(&name) {
+                    assert_eq!(
+                        v, &version,
+                        "{name}: {} locks {v}, {k} locks {version}",
+                        crates[0]
+                    );
+                }
+            }
+        }
+    }
 }

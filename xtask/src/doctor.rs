@@ -24,7 +24,8 @@ machine, and installs nothing:
     whether it is cached.
 
 Exits 0 when nothing required is missing, 1 otherwise. To install the Debian
-packages yourself, run the apt-get line it prints (as root).
+packages yourself, run the apt-get line it prints (as root); `cargo xtask setup
+--kernels` installs everything listed and builds both kernels.
 ";
 
 /// One line of the report.
@@ -195,7 +196,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{missing} required item(s) missing (the README commands install them)"
+            "{missing} required item(s) missing (the README commands install them, or run `cargo xtask setup`)"
         ))
     }
 }

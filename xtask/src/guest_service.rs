@@ -67,7 +67,7 @@ pub fn stage(stage: &Path) -> Result<(), String> {
 }
 
 /// rsb_hub and rsb_device from rsbinder-tools, installed into the tools cache once.
-fn ensure_rsbinder_tools() -> Result<[PathBuf; 2], String> {
+pub fn ensure_rsbinder_tools() -> Result<[PathBuf; 2], String> {
     let dir = tools_dir().join(format!("rsbinder-tools-{RSBINDER_TOOLS_VERSION}"));
     let bins = ["rsb_hub", "rsb_device"].map(|b| dir.join("bin").join(b));
     if bins.iter().all(|b| b.exists()) {

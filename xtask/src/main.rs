@@ -13,6 +13,7 @@ mod insns;
 mod kernel;
 mod module;
 mod packages;
+mod setup;
 mod symbols;
 mod util;
 mod vm;
@@ -62,6 +63,11 @@ const TASKS: &[Task] = &[
         name: "module",
         about: "Build superpass.ko (module/) against the cached test kernel",
         run: module::main,
+    },
+    Task {
+        name: "setup",
+        about: "Install the packages and tools the README's commands need; --kernels builds both test kernels",
+        run: setup::main,
     },
     Task {
         name: "symbols",
