@@ -404,7 +404,7 @@ fn run_ci(t: &mut Timings, host_only: bool) -> Result<(), String> {
     // load, and only a run of the demo itself could show it).
     eprintln!("==> demo");
     t.step("demo", || crate::demo::main(&[]))?;
-    let args = |a: &[&str]| -> Vec<String> { a.iter().map(|s| s.to_string()).collect() };
+    let args = crate::util::strings;
     eprintln!("==> kernel arm64");
     t.step("kernel arm64", || {
         crate::kernel::main(&args(&["--arch", "arm64"]))

@@ -95,10 +95,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::util::strings as args;
 
     #[test]
     fn the_flags_choose_the_kernels_and_cargo_fuzz() {

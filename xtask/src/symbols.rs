@@ -392,10 +392,7 @@ pub fn report(syms: &[String], stock: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn v(s: &[&str]) -> Vec<String> {
-        s.iter().map(|x| x.to_string()).collect()
-    }
+    use crate::util::strings as v;
 
     #[test]
     fn nm_output_is_parsed_sorted_and_deduplicated() {

@@ -43,6 +43,11 @@ pub fn cargo() -> Command {
     c
 }
 
+/// Owned copies of `a`: an argument list for a task's `main`.
+pub fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
 /// True when `args` asks for help.
 pub fn wants_help(args: &[String]) -> bool {
     args.iter().any(|a| a == "--help" || a == "-h")
