@@ -80,8 +80,9 @@ pub struct Wait {
     pub root: Tid,
     /// 0 for a critical waiter, n for a task n links down a chain.
     pub depth: u32,
-    /// A release woke this critical waiter: it is runnable and retries the lock when it runs,
-    /// so the lock's holders do not block it until it sleeps again.
+    /// A release woke this waiter (a critical thread, or a link of a chain): it is runnable and
+    /// retries the lock when it runs, so the lock's holders do not block it until it sleeps
+    /// again.
     pub woken: bool,
 }
 
@@ -789,14 +790,14 @@ impl Detector {
         self.end_wait(j);
     }
 
-    /// Marks critical `waiter`'s wait on `lock` woken (see [`Wait::woken`]); false if it has no
-    /// such wait.
+    /// Marks `waiter`'s wait on `lock` woken (see [`Wait::woken`]); false if it has no such
+    /// wait.
     pub fn set_woken(&mut self, waiter: Tid, lock: LockId) -> bool {
         let Some(w) = self
             .live_waits_mut()
             .iter_mut()
             .flatten()
-            .find(|w| w.waiter == waiter && w.lock == lock && w.depth == 0)
+            .find(|w| w.waiter == waiter && w.lock == lock)
         else {
             return false;
         };
@@ -881,9 +882,6 @@ impl Detector {
             .fold(0u64, |m, w| m | 1 << (w.waiter as u32 % 64));
         if woken != self.woken_lanes {
             return Err("woken lanes out of sync");
-        }
-        if self.waits().any(|w| w.woken && w.depth > 0) {
-            return Err("a chain wait marked woken");
         }
         for (i, s) in self.locks.iter().enumerate() {
             if s.id == 0 {

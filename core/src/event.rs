@@ -153,7 +153,8 @@ pub enum Event<'a> {
         waiter: Tid,
     },
     /// `tid` left its runqueue to sleep. Reported only for tasks in [`Engine::woken_lanes`]: a
-    /// woken critical waiter that sleeps again lost its retry, and its lock's holders block it.
+    /// woken waiter (critical, or a link of a chain) that sleeps again lost its retry, and its
+    /// lock's holders block it.
     WaiterSlept {
         /// The task.
         tid: Tid,

@@ -33,7 +33,8 @@ pub const BOOSTING: u32 = 1 << 4;
 /// Task exits: set while anything is critical or boosted, on or not, so that the engine
 /// forgets an exiting task it still names.
 pub const TASKS: u32 = 1 << 5;
-/// The sleep of a critical waiter a release woke (its retry lost the lock again): set while on
+/// The sleep of a waiter a release woke, critical or a chain's link (its retry lost the lock
+/// again): set while on
 /// and such a waiter exists ([`Engine::woken_lanes`](super::Engine::woken_lanes) is not 0).
 pub const WOKEN: u32 = 1 << 6;
 /// Ticks while nothing is boosted: set while on and a task revoked on its budget awaits its

@@ -30,8 +30,8 @@
 //! attaches a group some time after [`Engine::probes_wanted`](super::Engine::probes_wanted)
 //! first names it (at once where the change comes from process context: a registration). An
 //! owner change in that gap is seen where the new owner leaves a wait owning the lock, which
-//! the always-attached wait hooks report, and where a woken critical waiter loses its retry to
-//! it: the platform reads the owner the lock names as the waiter sleeps again
+//! the always-attached wait hooks report, and where a woken waiter (critical, or a chain's link)
+//! loses its retry to it: the platform reads the owner the lock names as the waiter sleeps again
 //! ([`Event::WaiterSlept`](super::Event::WaiterSlept)). Otherwise a holder that left keeps its
 //! grant until the wait ends or the budget revokes it, as any unseen change.
 

@@ -307,6 +307,51 @@ fn chains_follow_blockers_up_to_max_depth() {
 }
 
 #[test]
+fn a_woken_link_that_loses_its_retry_has_the_lock_s_new_holder_granted_at_its_sleep() {
+    let mut e = engine();
+    // 100 waits on L1 held by 200; 200, boosted, waits on L2 held by 300.
+    e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));
+    assert_eq!(
+        e.wait_start(MS + 1, 200, L2, LockKind::Mutex, Some(300))
+            .as_slice(),
+        &[300]
+    );
+    // 300 releases L2 and wakes 200, which runs on its own boost.
+    e.owner_released(2 * MS, L2, 300);
+    e.waiter_woken(2 * MS, L2, 200, 300);
+    let enq = Event::Enqueue {
+        cpu: 1,
+        tid: 200,
+        handle: 8,
+        curr: 0,
+    };
+    e.handle(2 * MS, enq);
+    assert!(e.is_boosted(200) && !e.is_boosted(300));
+    assert_ne!(
+        e.published(2 * MS).woken_lanes & (1 << (200 % 64)),
+        0,
+        "the woken link's sleep is to be reported"
+    );
+    ok(&e);
+    // 300 took L2 back where no probe saw it: 200 retries, loses and sleeps. The lock names 300.
+    e.handle(3 * MS, Event::Dequeue { cpu: 1, tid: 200 });
+    let slept = Event::WaiterSlept {
+        tid: 200,
+        lock: L2,
+        owner: 300,
+    };
+    assert_eq!(e.handle(3 * MS, slept).newly_boosted(), &[300]);
+    assert_eq!(e.observer().grants.last(), Some(&(300, 200, 2)));
+    assert_eq!(e.stats().get(Counter::ResumedWaits), 1);
+    assert_eq!(e.published(3 * MS).woken_lanes, 0);
+    ok(&e);
+    // 200 gets L2 at last: 300's grant for it ends with the wait.
+    e.wait_finish(4 * MS, 200, L2);
+    assert!(e.is_boosted(200) && !e.is_boosted(300));
+    ok(&e);
+}
+
+#[test]
 fn a_wait_is_forgotten_when_it_ends_after_its_task_stopped_mattering() {
     let mut e = engine();
     e.wait_start(MS, 100, L1, LockKind::Mutex, Some(200));

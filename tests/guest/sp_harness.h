@@ -343,10 +343,11 @@ static __attribute__((unused)) int p999_verdict(const char *variant, uint64_t of
 	return fail;
 }
 
-/* A mode's name and waits, for judge_modes(). */
+/* A mode's name, waits and lost retries resumed, for judge_modes() and judge_lost_retries(). */
 struct mode_waits {
 	const char *mode;
 	const struct wait_stats *w;
+	unsigned long long resumed;
 };
 
 /*
@@ -379,6 +380,34 @@ static __attribute__((unused)) int judge_modes(const struct mode_waits *m, int n
 	}
 	if (!judged) {
 		printf("FAIL cannot compare: need off and on runs\n");
+		fail = 1;
+	}
+	return fail;
+}
+
+/*
+ * The lost-retry check (-X): every wait of a mode in which SuperPass acts
+ * (@acts) is under @max_ms, and in those modes at least one woken waiter lost
+ * its retry (resumed_waits), else the run exercised nothing.
+ */
+static __attribute__((unused)) int judge_lost_retries(const struct mode_waits *m, int n,
+						      int (*acts)(const char *mode), double max_ms)
+{
+	unsigned long long resumed = 0;
+	int fail = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!acts(m[i].mode))
+			continue;
+		resumed += m[i].resumed;
+		if (m[i].w->max <= max_ms * 1e6)
+			continue;
+		printf("FAIL: %s: a wait of %.1f ms, over the %.0f ms allowed\n", m[i].mode, m[i].w->max / 1e6,
+		       max_ms);
+		fail = 1;
+	}
+	if (!resumed) {
+		printf("FAIL: no woken waiter lost its retry: nothing was exercised\n");
 		fail = 1;
 	}
 	return fail;

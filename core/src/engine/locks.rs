@@ -562,6 +562,7 @@ impl<O: Observer> Engine<O> {
                 }
             }
             if !self.is_critical(tid) {
+                self.chain_woken(lock, tid);
                 self.follow(now, lock, tid, Counter::HandoffGrants, |_| true, &mut out);
             } else {
                 self.critical_woken(now, lock, tid, &mut out);
@@ -588,6 +589,27 @@ impl<O: Observer> Engine<O> {
     pub(super) fn critical_woken(&mut self, now: Nanos, lock: LockId, tid: Tid, out: &mut Boosted) {
         if self.detector.set_woken(tid, lock) {
             self.grant_turn(now, lock, tid, Counter::WakeGrants, out);
+        }
+    }
+
+    /// A release woke `tid`, a link of a chain waiting on `lock` (a mutex, rwsem or futex).
+    ///
+    /// Its retry can lose the lock to a task that takes it first, where no event may report
+    /// it (an uncontended fast path while the owner probes are detached). Marked woken, its
+    /// next sleep is reported and resumes its wait with the owner the lock names then
+    /// ([`Engine::waiter_slept`]); until then no holder is granted on its behalf, as for a
+    /// woken critical waiter. It needs no wake turn: its own boost runs it.
+    #[cold]
+    #[inline(never)]
+    fn chain_woken(&mut self, lock: LockId, tid: Tid) {
+        let link = self.ft.chain_of(tid).is_some()
+            && !is_binder_txn_lock(lock)
+            && self
+                .detector
+                .wait_of(tid)
+                .is_some_and(|w| w.lock == lock && w.depth > 0);
+        if link {
+            self.detector.set_woken(tid, lock);
         }
     }
 
@@ -686,8 +708,9 @@ impl<O: Observer> Engine<O> {
         }
     }
 
-    /// `tid` left its runqueue to sleep. If it is a woken critical waiter, it retried and lost
-    /// the lock: the lock's holders block it again and are granted.
+    /// `tid` left its runqueue to sleep. If it is a woken waiter (critical, or a link still in a
+    /// chain), it retried and lost the lock: the lock's holders block it again and are granted,
+    /// on behalf of the critical thread it matters for now.
     ///
     /// `owner` is who `lock` names as its owner now (0: none or unknown), as the platform read
     /// it from the lock `tid` waits on by its own record; it counts only if that is the lock of
@@ -709,12 +732,16 @@ impl<O: Observer> Engine<O> {
             } else if self.is_critical(tid) {
                 self.stats.bump(Counter::ResumedWaits);
                 self.resume_wait(now, w, lock, owner, &mut out);
+            } else if let Some((depth, root)) = self.ft.chain_of(tid) {
+                self.stats.bump(Counter::ResumedWaits);
+                let w = Wait { depth, root, ..w };
+                self.resume_wait(now, w, lock, owner, &mut out);
             }
         }
         out
     }
 
-    /// Grants the blockers of woken critical waiter `w.waiter`, whose retry goes on as a wait
+    /// Grants the blockers of woken waiter `w.waiter`, whose retry goes on as a wait
     /// again; `owner` is the owner the platform read from `lock` (the lock its record names)
     /// just now, which the engine takes as `w.lock`'s owner if the two locks agree, since it
     /// may have taken the lock where no event reported it.
@@ -735,7 +762,8 @@ impl<O: Observer> Engine<O> {
         self.grant_blockers(now, w, named, false, out);
     }
 
-    /// One bit per woken critical waiter, bit `tid % 64`: whose sleeps a platform reports as
+    /// One bit per woken waiter (critical, or a chain's link), bit `tid % 64`: whose sleeps a
+    /// platform reports as
     /// [`Event::WaiterSlept`](super::super::event::Event::WaiterSlept).
     #[inline]
     pub fn woken_lanes(&self) -> u64 {

@@ -21,7 +21,8 @@ pub struct Published {
     pub boosted_lanes: u64,
     /// Bit [`lock_lane`] clear proves no tracked wait is on the lock ([`Engine::lock_lanes`]).
     pub lock_lanes: u64,
-    /// Bit `tid % 64` clear proves the task is not a critical waiter a release woke
+    /// Bit `tid % 64` clear proves the task is not a waiter a release woke (critical, or a link
+    /// of a chain)
     /// ([`Engine::woken_lanes`]).
     pub woken_lanes: u64,
     /// Bit `tid % 64` clear proves the task is not a critical thread in a tracked wait that no

@@ -44,7 +44,7 @@
 #include "spt_rbinder.h"
 
 #define SPT_F_ALL	(SPT_F_LEAD | SPT_F_FOLLOW | SPT_F_AWAIT | SPT_F_NEST | SPT_F_NICE | \
-			 SPT_F_JOIN | SPT_F_YIELD | SPT_F_AWAIT_JOIN)
+			 SPT_F_JOIN | SPT_F_YIELD | SPT_F_AWAIT_JOIN | SPT_F_RETAKE)
 
 static DEFINE_MUTEX(spt_mutex);
 static DECLARE_RWSEM(spt_rwsem);
@@ -252,11 +252,33 @@ static int spt_lock_ex_check(const struct spt_lock_ex *l)
 	return 0;
 }
 
+/*
+ * SPT_F_RETAKE: lets go of @l's lock and takes it again at once, then works
+ * hold_us inside again. The release wakes a queued waiter, which retries only
+ * once it runs: unless it runs first, the retake beats it (a writer takes an
+ * rwsem by an optimistic spin, where no wait hook runs). Nonzero if the lock
+ * is not held any more.
+ */
+static int spt_retake(const struct spt_lock_ex *l)
+{
+	int r;
+
+	spt_drop(l->op);
+	r = spt_take(l->op);
+	if (r)
+		return r;
+	if (l->flags & SPT_F_YIELD)
+		yield();
+	spt_work(l->hold_us);
+	return 0;
+}
+
 static long spt_lock_ex(unsigned long arg)
 {
 	struct spt_lock_ex l;
 	u64 t0, t1, t2;
 	long nice = task_nice(current);
+	bool held = true;
 	int r;
 
 	if (copy_from_user(&l, (void __user *)arg, sizeof(l)))
@@ -308,10 +330,15 @@ static long spt_lock_ex(unsigned long arg)
 			spt_drop(l.inner_op);
 		}
 	}
+	if (!r && (l.flags & SPT_F_RETAKE)) {
+		r = spt_retake(&l);
+		held = !r;
+	}
 	if (l.flags & SPT_F_LEAD)
 		spt_episode_close();
 	t2 = ktime_get_ns();
-	spt_drop(l.op);
+	if (held)
+		spt_drop(l.op);
 	if (l.flags & SPT_F_NICE)
 		set_user_nice(current, nice);
 	if (r)

@@ -45,6 +45,7 @@ struct spt_loop {
 #define SPT_F_JOIN	(1U << 5)	/* first wait until an episode's lead holds its lock */
 #define SPT_F_YIELD	(1U << 6)	/* yield the CPU once before the work, as if preempted */
 #define SPT_F_AWAIT_JOIN (1U << 7)	/* once held, wait until await_n SPT_F_JOIN callers queue */
+#define SPT_F_RETAKE	(1U << 8)	/* let go and take the lock again at once, hold_us inside again */
 
 struct spt_lock_ex {
 	__u32 op;		/* SPT_OP_* of the (outer) lock */
