@@ -14,13 +14,15 @@
  * for writing. A critical thread creates and joins a thread every PERIOD_US
  * (default 1000) and records how long each pthread_create() took. Each mode
  * runs SECS (default 10), and on until it has MIN_WAITS (default 1000)
- * creates, for at most 3 x SECS: off (SuperPass disabled) and on (enabled,
- * the critical thread registered as UI); _nN runs the critical thread at nice
- * -N. Per mode it prints the creates' p50/p99/p99.9/max and counts over 1,
- * 10, 16 and 100 ms as "M <mode>_<key> value" lines (the keys of the other
- * inversion tests: a create is a wait), and the moves made; then each on
- * mode's p99.9 cut against off of the same variant. -R X fails unless that
- * cut is at least X%; a mode with fewer than MIN_WAITS creates fails.
+ * creates, for at most 6 x SECS (off's creates often wait hundreds of ms on a
+ * preempted writer, so it can need 3 x SECS): off (SuperPass disabled) and on
+ * (enabled, the critical thread registered as UI); _nN runs the critical
+ * thread at nice -N. Per mode it prints the creates' p50/p99/p99.9/max and
+ * counts over 1, 10, 16 and 100 ms as "M <mode>_<key> value" lines (the
+ * keys of the other inversion tests: a create is a wait), and the moves
+ * made; then each on mode's p99.9 cut against off of the same variant. -R X
+ * fails unless that cut is at least X%; a mode with fewer than MIN_WAITS
+ * creates fails.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -131,7 +133,7 @@ static int run_mode(const char *mode, int secs, int nhogs, int period_us, long m
 	while (n < cap) {
 		uint64_t now = now_ns(), t0, t1;
 
-		if ((now >= end && n >= min_waits) || now >= start + 3ULL * secs * 1000000000ULL)
+		if ((now >= end && n >= min_waits) || now >= start + 6ULL * secs * 1000000000ULL)
 			break;
 		mark("B|%ld|lockwait:pcpu\n", tid);
 		t0 = now_ns();
