@@ -30,33 +30,40 @@ it, and no guest boots while it runs.
      core/fuzz abi_decode, trace/fuzz decode and ftrace_text; cargo-fuzz 0.13.2
      is installed once into $SUPERPASS_CACHE/tools, and RUSTC_BOOTSTRAP=1 lets
      the stable toolchain take its nightly flags (libFuzzer + AddressSanitizer)
-  6. wait for the background setup, then cargo xtask kernel (cached by then;
-                           cold on 2 idle cores the x86_64 kernel takes ~8
-                           min and the arm64 one ~6, bindgen's install
-                           included)
+  6. wait for the background setup, then cargo xtask kernel and cargo xtask
+                           kernel --arch arm64 (cached by then; cold on 2 idle
+                           cores the x86_64 kernel takes ~8 min and the arm64
+                           one ~6, bindgen's install included)
   6b. module/compat/check-ack-6.6.sh (the scheduler probes compile against
                            android15-6.6's hook prototypes; ~15 s)
   7. cargo xtask module --clippy (superpass.ko built with the kernel's
                            make CLIPPY=1; any clippy or compiler warning fails)
-  8. cargo xtask vm-test --skip <the demo's tests> (boots it in QEMU and runs
-                           the guest tests, all but sp-load, the mutex and
-                           rwsem inversions and sp-frames: step 10 runs those
-                           suites, with the same checks, in the demo's VM)
-  9. cargo xtask symbols --check (module/android/abi_gki_aarch64_superpass
-                           matches the .ko vm-test built; prints what a vendor
+  8. the guest tests on both architectures, as one vm-test run of two lines:
+     cargo xtask vm-test --arch arm64 --filter <ARM64_TESTS> (superpass.ko and
+                           the guest programs cross-built; the module load,
+                           the ABI, the mutex and rwsem inversions, the PI
+                           futex inversion and the 2-vCPU overhead loops, on
+                           the asymmetric-capacity guest; results in
+                           target/vm/arm64/) and
+     cargo xtask vm-test --skip <the demo's tests> (all but sp-load, the mutex
+                           and rwsem inversions and sp-frames: step 10 runs
+                           those suites, with the same checks, in the demo's
+                           VM). Each line's timed boots run in turn, arm64's
+                           first; then the overhead boots of both (icount: one
+                           host thread each, figures counted in guest
+                           instructions) share one pool of a boot per host
+                           CPU, arm64's first, its longest (~5 min), so no CPU
+                           idles while the other line's ones run.
+  9. cargo xtask symbols --check, for the x86_64 .ko and with --ko
+                           target/module/arm64/superpass.ko (the committed
+                           module/android/abi_gki_aarch64_superpass is the
+                           arm64 module's own imports; prints what a vendor
                            must add to its GKI symbol list)
   10. cargo xtask demo    (the README's main job: its own VM, the inversion
                            scenario off / on / SCHED_FIFO and the trace report;
-                           ~5 min)
-  11. arm64: cargo xtask kernel --arch arm64 (cached by the setup), then cargo xtask
-      vm-test --arch arm64 --filter <ARM64_TESTS> (superpass.ko and the guest
-      programs cross-built; the module load, the ABI, the mutex and rwsem
-      inversions, the PI futex inversion and the 2-vCPU overhead loops, on
-      the asymmetric-capacity guest; ~10 min), then cargo xtask symbols
-      --check --ko target/module/arm64/superpass.ko (the committed list is
-      the arm64 module's own imports)
+                           ~6 min)
 
-  --host-only   skip the steps that need the kernel and QEMU (6 to 11)
+  --host-only   skip the steps that need the kernel and QEMU (6 to 10)
 ";
 
 pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
@@ -375,8 +382,13 @@ fn run_ci(t: &mut Timings, host_only: bool) -> Result<(), String> {
     };
     // No guest boots before it ends: a build beside a boot would slow the boot's emulated CPUs.
     t.step("setup wait", || setup.wait())?;
+    let args = crate::util::strings;
     eprintln!("==> kernel");
     t.step("kernel", || crate::kernel::main(&[]))?;
+    eprintln!("==> kernel arm64");
+    t.step("kernel arm64", || {
+        crate::kernel::main(&args(&["--arch", "arm64"]))
+    })?;
     eprintln!("==> compat 6.6");
     t.step("compat 6.6", || {
         let k = crate::kernel::ensure(&crate::kernel::Opts::default())?;
@@ -391,33 +403,27 @@ fn run_ci(t: &mut Timings, host_only: bool) -> Result<(), String> {
     t.step("module clippy", || {
         crate::module::main(&["--clippy".to_string()])
     })?;
-    // The demo's boot runs the same suite files with the same checks, so running them here too
-    // would only repeat them.
-    eprintln!("==> vm-test");
+    // One run of both lines, so that the overhead boots of both share the host's CPUs; arm64's
+    // first, as its overhead boot is the longest. The demo's boot runs the demo's suite files
+    // with the same checks, so running them here too would only repeat them.
+    eprintln!("==> vm-test (arm64, x86_64)");
     t.step("vm-test", || {
-        crate::vm::main(&["--skip".to_string(), crate::demo::skip_filter()])
+        let arm64 = args(&["--arch", "arm64", "--filter", ARM64_TESTS]);
+        let x86 = args(&["--skip", &crate::demo::skip_filter()]);
+        crate::vm::main_many(&[&arm64, &x86])
     })?;
-    // After vm-test, which built target/module/superpass.ko: reading it with nm takes a second.
+    // After vm-test, which built both superpass.ko: reading one with nm takes a second.
     eprintln!("==> symbols");
     t.step("symbols", || crate::symbols::main(&["--check".to_string()]))?;
-    // The README's main job, so that CI fails when it does (it once lacked a module its tests
-    // load, and only a run of the demo itself could show it).
-    eprintln!("==> demo");
-    t.step("demo", || crate::demo::main(&[]))?;
-    let args = crate::util::strings;
-    eprintln!("==> kernel arm64");
-    t.step("kernel arm64", || {
-        crate::kernel::main(&args(&["--arch", "arm64"]))
-    })?;
-    eprintln!("==> vm-test arm64");
-    t.step("vm-test arm64", || {
-        crate::vm::main(&args(&["--arch", "arm64", "--filter", ARM64_TESTS]))
-    })?;
     eprintln!("==> symbols arm64");
     t.step("symbols arm64", || {
         let ko = root().join("target/module/arm64/superpass.ko");
         crate::symbols::main(&args(&["--check", "--ko", &ko.to_string_lossy()]))
     })?;
+    // The README's main job, so that CI fails when it does (it once lacked a module its tests
+    // load, and only a run of the demo itself could show it).
+    eprintln!("==> demo");
+    t.step("demo", || crate::demo::main(&[]))?;
     Ok(())
 }
 

@@ -79,7 +79,8 @@ Options:
                        a virtio console (hvc0). The guest boots QEMU's own virt device
                        tree with capacity-dmips-mhz added (dtc): CPU 0 big (1024), the
                        others little (512), so the kernel's capacities are asymmetric,
-                       as on a phone. sp-service is x86_64 only for now.
+                       as on a phone. sp-service is x86_64 only for now. Logs,
+                       captures and results.json go to target/vm/arm64/.
   --variant V          kernel variant: default or kasan (KASAN + lockdep)
   --timeout SECS       whole-VM timeout (default 1800: the superpass boot runs every
                        inversion test twice, critical thread at nice 0 and -10)
@@ -131,6 +132,81 @@ pub fn main(args: &[String]) -> Result<(), String> {
         print!("{HELP}");
         return Ok(());
     }
+    main_many(&[args])
+}
+
+/// Runs several vm-test command lines (CI: one per architecture) as one: the timed boots of
+/// each, in the order given, then the icount boots of all of them in one pool, so that one
+/// architecture's counted boots use the host CPUs another's leave idle. Each writes its own
+/// results and table; an error names every line that had a failed test.
+pub fn main_many(lines: &[&[String]]) -> Result<(), String> {
+    let mut runs = Vec::new();
+    for args in lines {
+        let o = parse(args)?;
+        if let Some(r) = Run::prepare(o)? {
+            runs.push(r);
+        }
+    }
+    for r in &mut runs {
+        r.run_timed()?;
+    }
+    // (run, plan) of every icount boot, the runs' in the order given.
+    let counted: Vec<(usize, usize)> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| (0..r.counted.len()).map(move |k| (i, k)))
+        .collect();
+    for &(i, k) in &counted {
+        let r = &runs[i];
+        r.counted[k].prepare(&r.k, &r.stage, &r.work)?;
+    }
+    // Each icount VM is one host thread and its guest clock counts instructions, so running
+    // them side by side changes their wall time, not their figures: a pool of one per host CPU.
+    let width = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let side_by_side = width > 1 && counted.len() > 1;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<(usize, Result<BootResult, String>)>> = Default::default();
+    std::thread::scope(|s| {
+        for _ in 0..width.min(counted.len()) {
+            s.spawn(|| loop {
+                let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(i, k)) = counted.get(j) else { break };
+                let (r, p) = (&runs[i], &runs[i].counted[k]);
+                p.announce(
+                    r.o.timeout,
+                    if side_by_side { " (side by side)" } else { "" },
+                );
+                let b = r.boot(p);
+                if let Ok(mut d) = done.lock() {
+                    d.push((j, b));
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().map_err(|_| "a boot thread panicked")?;
+    done.sort_by_key(|(j, _)| *j);
+    if done.len() != counted.len() {
+        return Err("a boot thread ended without a result".into());
+    }
+    for (&(i, k), (_, b)) in counted.iter().zip(done) {
+        let r = &mut runs[i];
+        finish(&mut r.report, &r.out, &r.counted[k], &b?);
+    }
+    let mut failed = Vec::new();
+    for r in &runs {
+        let n = r.write()?;
+        if n > 0 {
+            failed.push(format!("{n} test(s) failed ({})", r.o.arch.name()));
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join(", "))
+    }
+}
+
+fn parse(args: &[String]) -> Result<Opts, String> {
     let mut o = Opts {
         filter: None,
         skip: None,
@@ -158,169 +234,186 @@ pub fn main(args: &[String]) -> Result<(), String> {
             _ => return Err(format!("unknown option `{a}`\n\n{HELP}")),
         }
     }
-    let tests = select_tests(o.filter.as_deref())?;
-    let tests: Vec<TestFile> = match o.skip.as_deref() {
-        Some(skip) => tests
-            .into_iter()
-            .filter(|t| !skipped(&t.name, skip))
-            .collect(),
-        None => tests,
-    };
-    if o.list {
+    Ok(o)
+}
+
+/// One vm-test command line, built and planned: its kernel, initramfs stage and boots.
+struct Run {
+    o: Opts,
+    k: Kernel,
+    /// Where its logs, captures and results go: `target/vm`, or `target/vm/<arch>` for an
+    /// architecture other than x86_64, so that the two can share a run.
+    out: PathBuf,
+    work: PathBuf,
+    stage: PathBuf,
+    cmdline: String,
+    timed: Vec<BootPlan>,
+    counted: Vec<BootPlan>,
+    report: Report,
+    t0: Instant,
+}
+
+impl Run {
+    /// Selects the tests, builds what they need and plans their boots; `None` for `--list`,
+    /// which prints them instead.
+    fn prepare(o: Opts) -> Result<Option<Run>, String> {
+        let tests = select_tests(o.filter.as_deref())?;
+        let tests: Vec<TestFile> = match o.skip.as_deref() {
+            Some(skip) => tests
+                .into_iter()
+                .filter(|t| !skipped(&t.name, skip))
+                .collect(),
+            None => tests,
+        };
+        if o.list {
+            for t in &tests {
+                println!("{:<20} boot {:<10} {SUITES_DIR}/{}", t.name, t.boot, t.file);
+            }
+            return Ok(None);
+        }
+        if tests.is_empty() {
+            return Err(format!(
+                "no test matches --filter {} --skip {}",
+                o.filter.unwrap_or_default(),
+                o.skip.unwrap_or_default()
+            ));
+        }
+        if o.arch != Arch::X86_64 {
+            if let Some(t) = tests.iter().find(|t| t.name.starts_with("sp-service")) {
+                return Err(format!(
+                    "{} needs the HAL service built for the guest, which is x86_64 only so far",
+                    t.name
+                ));
+            }
+        }
+        let t0 = Instant::now();
+        let k = kernel::ensure(&kernel::Opts {
+            arch: o.arch,
+            variant: o.variant,
+            ..Default::default()
+        })?;
+        let out = match o.arch {
+            Arch::X86_64 => out_dir(),
+            a => out_dir().join(a.name()),
+        };
+        fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+        // Scratch space of this run only: several vm-test runs may share the checkout.
+        let work = run_dir(&out)?;
+        let stage = work.join("initramfs");
+        fs::create_dir_all(stage.join("bin")).map_err(|e| e.to_string())?;
+        step("guest programs");
+        build_guest_programs(&root().join(GUEST_DIR), &stage.join("bin"), k.arch)?;
+        step("test modules");
+        let moddir = stage.join("lib/modules/sp");
+        fs::create_dir_all(&moddir).map_err(|e| e.to_string())?;
+        for m in module_dirs()? {
+            for ko in build_module(&k, &m, &work.join("modules"))? {
+                copy(&ko, &moddir.join(ko.file_name().unwrap_or_default()))?;
+            }
+        }
+        // The product module, superpass.ko (module/), for the sp-* guest tests
+        // (only built when one of them is selected).
+        if tests.iter().any(|t| t.name.starts_with("sp-")) {
+            step("superpass.ko");
+            let ko = crate::module::build(&k)?;
+            copy(&ko, &moddir.join("superpass.ko"))?;
+        }
+        // The HAL service over binderfs, for the sp-service guest test.
+        if tests.iter().any(|t| t.name.starts_with("sp-service")) {
+            step("superpass-service, superpassctl, rsb_hub");
+            crate::guest_service::stage(&stage)?;
+        }
+        // One boot per group, in the order the groups first appear; the icount groups last.
+        let mut groups: Vec<String> = Vec::new();
         for t in &tests {
-            println!("{:<20} boot {:<10} {SUITES_DIR}/{}", t.name, t.boot, t.file);
+            if !groups.contains(&t.boot) {
+                groups.push(t.boot.clone());
+            }
         }
-        return Ok(());
-    }
-    if tests.is_empty() {
-        return Err(format!(
-            "no test matches --filter {} --skip {}",
-            o.filter.unwrap_or_default(),
-            o.skip.unwrap_or_default()
-        ));
-    }
-    if o.arch != Arch::X86_64 {
-        if let Some(t) = tests.iter().find(|t| t.name.starts_with("sp-service")) {
-            return Err(format!(
-                "{} needs the HAL service built for the guest, which is x86_64 only so far",
-                t.name
-            ));
-        }
-    }
-    let t0 = Instant::now();
-    let k = kernel::ensure(&kernel::Opts {
-        arch: o.arch,
-        variant: o.variant,
-        ..Default::default()
-    })?;
-    let out = out_dir();
-    fs::create_dir_all(&out).map_err(|e| e.to_string())?;
-    // Scratch space of this run only: several vm-test runs may share the checkout.
-    let work = run_dir(&out)?;
-    let stage = work.join("initramfs");
-    fs::create_dir_all(stage.join("bin")).map_err(|e| e.to_string())?;
-    step("guest programs");
-    build_guest_programs(&root().join(GUEST_DIR), &stage.join("bin"), k.arch)?;
-    step("test modules");
-    let moddir = stage.join("lib/modules/sp");
-    fs::create_dir_all(&moddir).map_err(|e| e.to_string())?;
-    for m in module_dirs()? {
-        for ko in build_module(&k, &m, &work.join("modules"))? {
-            copy(&ko, &moddir.join(ko.file_name().unwrap_or_default()))?;
-        }
-    }
-    // The product module, superpass.ko (module/), for the sp-* guest tests
-    // (only built when one of them is selected).
-    if tests.iter().any(|t| t.name.starts_with("sp-")) {
-        step("superpass.ko");
-        let ko = crate::module::build(&k)?;
-        copy(&ko, &moddir.join("superpass.ko"))?;
-    }
-    // The HAL service over binderfs, for the sp-service guest test.
-    if tests.iter().any(|t| t.name.starts_with("sp-service")) {
-        step("superpass-service, superpassctl, rsb_hub");
-        crate::guest_service::stage(&stage)?;
-    }
-    // One boot per group, in the order the groups first appear; the icount groups last.
-    let mut groups: Vec<String> = Vec::new();
-    for t in &tests {
-        if !groups.contains(&t.boot) {
-            groups.push(t.boot.clone());
-        }
-    }
-    let mut plans = Vec::new();
-    for g in &groups {
-        let members: Vec<&TestFile> = tests.iter().filter(|t| &t.boot == g).collect();
-        let machine = members[0].machine;
-        if let Some(t) = members.iter().find(|t| t.machine != machine) {
-            return Err(format!(
-                "boot `{g}`: {SUITES_DIR}/{} asks for a different #@machine than {SUITES_DIR}/{}",
-                t.file, members[0].file
-            ));
-        }
-        plans.push(BootPlan {
-            group: g.clone(),
-            machine,
-            files: members.iter().map(|t| t.file.clone()).collect(),
-            names: members.iter().map(|t| t.name.clone()).collect(),
-        });
-    }
-    let (counted, timed): (Vec<BootPlan>, Vec<BootPlan>) =
-        plans.into_iter().partition(|p| p.machine.icount);
-    let cmdline = format!("sptest.timeout={}{}", o.test_timeout, guest_env()?);
-    let run = |p: &BootPlan| -> Result<BootResult, String> {
-        let initrd = work.join(format!("initramfs-{}.cpio.gz", p.group));
-        let logs = out.join(&p.group);
-        fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
-        boot(
-            &k,
-            &p.machine,
-            &initrd,
-            &cmdline,
-            Duration::from_secs(o.timeout),
-            &logs,
-            o.verbose,
-        )
-    };
-    let mut report = Report {
-        results: Vec::new(),
-    };
-    let mut finish = |p: &BootPlan, b: &BootResult| {
-        report.add_boot(b, &p.names, &format!("kernel-log/{}", p.group));
-        // ftrace captures printed by the inversion programs -> target/vm/inversion-*.trace,
-        // so that superpass-trace can import what the guest saw.
-        let traces = crate::module::save_traces(&b.console, &out);
-        itemize_long_waits(&traces, &out.join(&p.group).join("guest.log"));
-    };
-    for p in &timed {
-        p.prepare(&k, &stage, &work)?;
-        p.announce(o.timeout, "");
-        let b = run(p)?;
-        finish(p, &b);
-    }
-    // Each icount VM is one host thread and its guest clock counts instructions, so running
-    // them side by side changes their wall time, not their figures: a pool of one per host CPU.
-    let width = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let side_by_side = width > 1 && counted.len() > 1;
-    for p in &counted {
-        p.prepare(&k, &stage, &work)?;
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: std::sync::Mutex<Vec<(usize, Result<BootResult, String>)>> = Default::default();
-    std::thread::scope(|s| {
-        for _ in 0..width.min(counted.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(p) = counted.get(i) else { break };
-                p.announce(o.timeout, if side_by_side { " (side by side)" } else { "" });
-                let b = run(p);
-                if let Ok(mut d) = done.lock() {
-                    d.push((i, b));
-                }
+        let mut plans = Vec::new();
+        for g in &groups {
+            let members: Vec<&TestFile> = tests.iter().filter(|t| &t.boot == g).collect();
+            let machine = members[0].machine;
+            if let Some(t) = members.iter().find(|t| t.machine != machine) {
+                return Err(format!(
+                    "boot `{g}`: {SUITES_DIR}/{} asks for a different #@machine than {SUITES_DIR}/{}",
+                    t.file, members[0].file
+                ));
+            }
+            plans.push(BootPlan {
+                group: g.clone(),
+                machine,
+                files: members.iter().map(|t| t.file.clone()).collect(),
+                names: members.iter().map(|t| t.name.clone()).collect(),
             });
         }
-    });
-    let mut done = done.into_inner().map_err(|_| "a boot thread panicked")?;
-    done.sort_by_key(|(i, _)| *i);
-    if done.len() != counted.len() {
-        return Err("a boot thread ended without a result".into());
+        let (counted, timed): (Vec<BootPlan>, Vec<BootPlan>) =
+            plans.into_iter().partition(|p| p.machine.icount);
+        let cmdline = format!("sptest.timeout={}{}", o.test_timeout, guest_env()?);
+        Ok(Some(Run {
+            o,
+            k,
+            out,
+            work,
+            stage,
+            cmdline,
+            timed,
+            counted,
+            report: Report {
+                results: Vec::new(),
+            },
+            t0,
+        }))
     }
-    for (p, (_, b)) in counted.iter().zip(done) {
-        finish(p, &b?);
-    }
-    report.write(&out.join("results.json"))?;
-    report.print_table();
-    eprintln!(
-        "results: {}  logs: {}/<boot>/{{guest,kernel}}.log  (total {:.0}s)",
-        out.join("results.json").display(),
-        out.display(),
-        t0.elapsed().as_secs_f64()
-    );
-    if report.failed() > 0 {
-        Err(format!("{} test(s) failed", report.failed()))
-    } else {
+
+    /// Boots the timed groups one after another (each needs the host's CPUs to itself).
+    fn run_timed(&mut self) -> Result<(), String> {
+        for p in &self.timed {
+            p.prepare(&self.k, &self.stage, &self.work)?;
+            p.announce(self.o.timeout, "");
+            let b = self.boot(p)?;
+            finish(&mut self.report, &self.out, p, &b);
+        }
         Ok(())
     }
+
+    fn boot(&self, p: &BootPlan) -> Result<BootResult, String> {
+        let initrd = self.work.join(format!("initramfs-{}.cpio.gz", p.group));
+        let logs = self.out.join(&p.group);
+        fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
+        boot(
+            &self.k,
+            &p.machine,
+            &initrd,
+            &self.cmdline,
+            Duration::from_secs(self.o.timeout),
+            &logs,
+            self.o.verbose,
+        )
+    }
+
+    /// Writes results.json, prints the table, and returns how many tests failed.
+    fn write(&self) -> Result<usize, String> {
+        let results = self.out.join("results.json");
+        self.report.write(&results)?;
+        self.report.print_table();
+        eprintln!(
+            "results: {}  logs: {}/<boot>/{{guest,kernel}}.log  (total {:.0}s)",
+            results.display(),
+            self.out.display(),
+            self.t0.elapsed().as_secs_f64()
+        );
+        Ok(self.report.failed())
+    }
+}
+
+/// Adds a boot's results to `report`, saves its ftrace captures (the inversion programs'
+/// SPTRACE lines) as `<out>/inversion-*.trace` for superpass-trace, and itemizes their long
+/// waits into the boot's guest.log.
+fn finish(report: &mut Report, out: &Path, p: &BootPlan, b: &BootResult) {
+    report.add_boot(b, &p.names, &format!("kernel-log/{}", p.group));
+    let traces = crate::module::save_traces(&b.console, out);
+    itemize_long_waits(&traces, &out.join(&p.group).join("guest.log"));
 }
 
 /// One boot group's VM and tests.
@@ -796,10 +889,14 @@ pub fn boot(
     out: &Path,
     verbose: bool,
 ) -> Result<BootResult, String> {
-    // Boots may run side by side: each progress line names its log directory (the group).
+    // Boots may run side by side: each progress line names its log directory under target/vm
+    // (the group, after the architecture's folder for one other than x86_64: arm64/sp-overhead).
     let tag = out
-        .file_name()
-        .map(|n| format!(" {}", n.to_string_lossy()))
+        .strip_prefix(out_dir())
+        .ok()
+        .filter(|rel| rel.components().count() > 0)
+        .or_else(|| out.file_name().map(Path::new))
+        .map(|n| format!(" {}", n.display()))
         .unwrap_or_default();
     let klog = out.join("kernel.log");
     let log = &out.join("guest.log");
