@@ -21,6 +21,14 @@ mount -t tmpfs tmpfs /tmp
 # The initramfs root comes up world-writable; config loaders (rsb_hub) rightly refuse that.
 chmod 755 /
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# The host's folder for ftrace captures (virtio-9p, xtask's share_dir): a serial port under TCG
+# carries about 150 KB/s. Anyone may write there, as the programs run under other uids too.
+mkdir -p /sptrace
+if mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 sptrace /sptrace 2>/dev/null; then
+	chmod 1777 /sptrace
+else
+	rmdir /sptrace
+fi
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 
 # Results go to ttyS1, so kernel messages on ttyS0 never interleave with them.

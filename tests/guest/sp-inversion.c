@@ -38,10 +38,11 @@
  * none of them a woken critical waiter lost its retry and slept again (the
  * counter resumed_waits: the case such a run exists to exercise). With -T S it
  * captures S seconds of ftrace in each of off, on and fifo (not in the
- * variants) and prints it as "SPTRACE <lock>-<mode> <line>" lines for the host
- * (cargo xtask demo saves them to target/vm/). With SuperPass on, every
- * wait over 16 ms outside that window freezes a small ftrace recording whose
- * window is printed the same way (sp_harness.h: the capture of long waits).
+ * variants) and writes it as <lock>-<mode>.trace to the boot's shared folder
+ * for the host (cargo xtask demo saves them to target/vm/; sp_harness.h:
+ * trace_print()). With SuperPass on, every wait over 16 ms outside that window
+ * freezes a small ftrace recording whose window is written the same way
+ * (sp_harness.h: the capture of long waits).
  */
 #define _GNU_SOURCE
 #include <errno.h>

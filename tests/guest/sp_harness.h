@@ -530,10 +530,24 @@ static __attribute__((unused)) uint64_t trace_line_ns(const char *line)
 	return 0;
 }
 
+/* The host's folder for the captures, when the boot shares one (tests/guest/init.sh). */
+#define SHARE "/sptrace/"
+
+/* Opens <tag>.trace in the shared folder to append to; NULL if there is none. */
+static __attribute__((unused)) FILE *trace_file(const char *tag)
+{
+	char path[128];
+
+	if (access(SHARE, W_OK) || snprintf(path, sizeof(path), SHARE "%s.trace", tag) >= (int)sizeof(path))
+		return NULL;
+	return fopen(path, "a");
+}
+
 /*
- * Prints the buffer's lines stamped in [@from, @to] ns (and the header) as
- * "SPTRACE <tag> <line>" for the host (xtask saves them to
- * target/vm/inversion-<tag>.trace); all of them when @to is 0. Returns the
+ * Writes the buffer's lines stamped in [@from, @to] ns (and the header) to
+ * <tag>.trace in the shared folder, or where no folder is shared prints them
+ * as "SPTRACE <tag> <line>"; the host saves either as
+ * target/vm/inversion-<tag>.trace. All of them when @to is 0. Returns the
  * first event's time, or 0 if the buffer held none.
  */
 static __attribute__((unused)) uint64_t trace_print(const char *tag, uint64_t from, uint64_t to)
@@ -541,9 +555,11 @@ static __attribute__((unused)) uint64_t trace_print(const char *tag, uint64_t fr
 	char line[1024];
 	uint64_t first = 0;
 	FILE *f = fopen(TR "trace", "r");
+	FILE *out;
 
 	if (!f)
 		return 0;
+	out = trace_file(tag);
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t t = trace_line_ns(line);
 
@@ -551,10 +567,16 @@ static __attribute__((unused)) uint64_t trace_print(const char *tag, uint64_t fr
 			first = t;
 		if (to && t > to)
 			break;
-		if (!to || !t || t >= from)
+		if (to && t && t < from)
+			continue;
+		if (out)
+			fputs(line, out);
+		else
 			printf("SPTRACE %s %s", tag, line);
 	}
 	fclose(f);
+	if (out)
+		fclose(out);
 	fflush(stdout);
 	return first;
 }

@@ -229,7 +229,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     print_guest_tables(&b.console);
     println!();
     report.print_table();
-    let traces = crate::module::save_traces(&b.console, &out);
+    let traces = crate::module::save_traces(&b.console, &vm::share_dir(&logs), &out);
     println!();
     for t in &traces {
         println!("trace: {}", t.display());

@@ -3,8 +3,9 @@
 //! The module's Rust crate includes superpass-core by path (`../core/src/lib.rs`), so the build
 //! runs in a staging copy that keeps that layout: `target/module/build/{module,core/src}`.
 //! [`build`] is also used by `vm-test` (which puts the .ko into the initramfs) and `demo`.
-//! [`save_traces`] turns the `SPTRACE <tag> <line>` lines the inversion test prints into
-//! `target/vm/inversion-<tag>.trace` files for superpass-trace.
+//! [`save_traces`] gathers the captures the inversion tests write to the boot's shared folder
+//! (or print as `SPTRACE <tag> <line>` lines) into `target/vm/inversion-<tag>.trace` files for
+//! superpass-trace.
 
 use crate::kernel::{self, Arch, Kernel, Variant};
 use crate::util::{root, wants_help};
@@ -252,9 +253,11 @@ fn warnings(log: &str, stage: &Path) -> Vec<String> {
     out
 }
 
-/// Writes the `SPTRACE <tag> <ftrace line>` lines of a guest console into
-/// `<dir>/inversion-<tag>.trace` (one file per tag); returns the files written.
-pub fn save_traces(console: &[String], dir: &Path) -> Vec<PathBuf> {
+/// Writes a boot's ftrace captures to `<dir>/inversion-<tag>.trace` (one file per tag): the
+/// files `<tag>.trace` the guest wrote to its shared folder `share` ([`crate::vm::share_dir`]),
+/// and the `SPTRACE <tag> <ftrace line>` lines of its console, which a guest program prints
+/// where no folder is shared. Returns the files written.
+pub fn save_traces(console: &[String], share: &Path, dir: &Path) -> Vec<PathBuf> {
     let mut traces: BTreeMap<String, String> = BTreeMap::new();
     for l in console {
         let Some(i) = l.find("SPTRACE ") else {
@@ -272,6 +275,22 @@ pub fn save_traces(console: &[String], dir: &Path) -> Vec<PathBuf> {
     for (tag, text) in traces {
         let p = dir.join(format!("inversion-{tag}.trace"));
         if fs::write(&p, text).is_ok() {
+            files.push(p);
+        }
+    }
+    let mut shared: Vec<PathBuf> = fs::read_dir(share)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "trace"))
+        .collect();
+    shared.sort();
+    for f in shared {
+        let Some(tag) = f.file_stem().map(|t| t.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let p = dir.join(format!("inversion-{tag}.trace"));
+        if fs::rename(&f, &p).is_ok() || fs::copy(&f, &p).is_ok() {
             files.push(p);
         }
     }
@@ -328,10 +347,24 @@ superpass.o: warning: objtool: sp_probe_tick() unreachable instruction
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let files = save_traces(&console, &dir);
-        assert_eq!(files.len(), 2);
+        let share = dir.join("share");
+        fs::create_dir_all(&share).unwrap();
+        fs::write(
+            share.join("rwsem-on-w1.trace"),
+            "t-2 [001] 2.0: sched_switch\n",
+        )
+        .unwrap();
+        fs::write(share.join("notes.txt"), "not a capture").unwrap();
+        let files = save_traces(&console, &share, &dir);
+        assert_eq!(files.len(), 3);
         let on = fs::read_to_string(dir.join("inversion-mutex-on.trace")).unwrap();
         assert!(on.contains("superpass_pick"));
+        let shared = fs::read_to_string(dir.join("inversion-rwsem-on-w1.trace")).unwrap();
+        assert_eq!(shared, "t-2 [001] 2.0: sched_switch\n");
+        assert!(
+            !share.join("rwsem-on-w1.trace").exists(),
+            "moved, not copied"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }

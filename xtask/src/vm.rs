@@ -37,7 +37,9 @@ Boots the SuperPass test kernel in QEMU and runs the guest tests:
        SPTEST {\"name\":..,\"status\":\"pass|fail|skip\",\"duration_ms\":..,\"metrics\":{..}}
   5. scans the whole kernel log for kernel errors (Oops, WARNING:, BUG:,
      lockdep reports, panics): any one fails the run (`kernel-log/<group>`);
-  6. saves the guests' ftrace captures (SPTRACE lines) as target/vm/inversion-<tag>.trace;
+  6. saves the guests' ftrace captures as target/vm/inversion-<tag>.trace: each boot
+     shares target/vm/<group>/share with its guest (virtio-9p, mounted at /sptrace),
+     where the inversion programs write them (SPTRACE console lines where it is absent);
      with SuperPass on, the inversion programs capture every wait over 16 ms (a 60 Hz
      frame), and `superpass-trace report --long-ms 16 --long-only` itemizes each one
      (the waiter's and holders' states, SuperPass's events in it), printed and appended
@@ -408,11 +410,12 @@ impl Run {
 }
 
 /// Adds a boot's results to `report`, saves its ftrace captures (the inversion programs'
-/// SPTRACE lines) as `<out>/inversion-*.trace` for superpass-trace, and itemizes their long
-/// waits into the boot's guest.log.
+/// files in the boot's shared folder, or their SPTRACE lines) as `<out>/inversion-*.trace`
+/// for superpass-trace, and itemizes their long waits into the boot's guest.log.
 fn finish(report: &mut Report, out: &Path, p: &BootPlan, b: &BootResult) {
     report.add_boot(b, &p.names, &format!("kernel-log/{}", p.group));
-    let traces = crate::module::save_traces(&b.console, out);
+    let share = share_dir(&out.join(&p.group));
+    let traces = crate::module::save_traces(&b.console, &share, out);
     itemize_long_waits(&traces, &out.join(&p.group).join("guest.log"));
 }
 
@@ -876,6 +879,14 @@ pub struct BootResult {
     pub elapsed: Duration,
 }
 
+/// The folder a boot with logs in `out` shares with its guest: virtio-9p, mount tag `sptrace`,
+/// mounted at /sptrace by tests/guest/init.sh. The inversion programs write their ftrace
+/// captures there (`<tag>.trace`); a serial port under TCG carries about 150 KB/s, and the
+/// demo's captures are 16 MB.
+pub fn share_dir(out: &Path) -> PathBuf {
+    out.join("share")
+}
+
 /// Boots `k` with `initrd` under QEMU TCG (2 vCPUs, 1 GiB) and kills QEMU
 /// after `timeout`. The kernel console (ttyS0) goes to `out`/kernel.log, the
 /// guest's test output (ttyS1) is streamed into `out`/guest.log; the progress lines it
@@ -901,7 +912,19 @@ pub fn boot(
     let klog = out.join("kernel.log");
     let log = &out.join("guest.log");
     let _ = fs::remove_file(&klog);
-    let mut qemu = qemu_command(k.arch, machine, &k.bzimage, initrd, extra_cmdline, &klog);
+    // Empty, so that the captures in it after the boot are this boot's.
+    let share = share_dir(out);
+    let _ = fs::remove_dir_all(&share);
+    fs::create_dir_all(&share).map_err(|e| format!("{}: {e}", share.display()))?;
+    let mut qemu = qemu_command(
+        k.arch,
+        machine,
+        &k.bzimage,
+        initrd,
+        extra_cmdline,
+        &klog,
+        &share,
+    );
     if k.arch == Arch::Arm64 {
         qemu.arg("-dtb").arg(arm64_dtb(machine, out)?);
     }
@@ -987,7 +1010,8 @@ pub fn boot(
 /// and ttyS1 (test output, stdout). arm64: the virt machine's one PL011 is the kernel console
 /// (ttyAMA0, to `klog`) and a virtio console on PCI (hvc0, stdout) carries the test output;
 /// `-cpu max` with the implementation-defined pointer-auth algorithm, which TCG runs much faster
-/// than the architected QARMA.
+/// than the architected QARMA. Both share the folder `share` with the guest (virtio-9p, mount
+/// tag `sptrace`; see [`share_dir`]).
 pub fn qemu_command(
     arch: Arch,
     machine: &Machine,
@@ -995,6 +1019,7 @@ pub fn qemu_command(
     initrd: &Path,
     extra_cmdline: &str,
     klog: &Path,
+    share: &Path,
 ) -> Command {
     let console = match arch {
         Arch::X86_64 => "ttyS0",
@@ -1025,7 +1050,14 @@ pub fn qemu_command(
         .arg("-append")
         .arg(&append)
         .args(["-nographic", "-no-reboot", "-nodefaults", "-serial"])
-        .arg(format!("file:{}", klog.display()));
+        .arg(format!("file:{}", klog.display()))
+        .arg("-fsdev")
+        // QEMU's option syntax: a comma in a value is written twice.
+        .arg(format!(
+            "local,id=sptrace,security_model=none,path={}",
+            share.display().to_string().replace(',', ",,")
+        ))
+        .args(["-device", "virtio-9p-pci,fsdev=sptrace,mount_tag=sptrace"]);
     match arch {
         Arch::X86_64 => {
             qemu.args(["-serial", "stdio"]);
@@ -1327,13 +1359,16 @@ mod tests {
             Path::new("/i.cpio.gz"),
             "sptest.timeout=300",
             Path::new("/o/kernel.log"),
+            Path::new("/o/sh,are"),
         );
         assert_eq!(c.get_program(), "qemu-system-x86_64");
         assert_eq!(
             args(&c).join(" "),
             "-accel tcg -smp 2 -m 1024 -kernel /k/bzImage -initrd /i.cpio.gz -append \
              console=ttyS0 panic=-1 oops=panic loglevel=7 printk.time=1 sptest.timeout=300 \
-             -nographic -no-reboot -nodefaults -serial file:/o/kernel.log -serial stdio"
+             -nographic -no-reboot -nodefaults -serial file:/o/kernel.log \
+             -fsdev local,id=sptrace,security_model=none,path=/o/sh,,are \
+             -device virtio-9p-pci,fsdev=sptrace,mount_tag=sptrace -serial stdio"
         );
     }
 
@@ -1360,6 +1395,7 @@ mod tests {
             Path::new("/i.cpio.gz"),
             "x=1",
             Path::new("/o/kernel.log"),
+            Path::new("/o/share"),
         );
         assert_eq!(c.get_program(), "qemu-system-aarch64");
         let a = args(&c).join(" ");
@@ -1370,6 +1406,7 @@ mod tests {
             "console=ttyAMA0 panic=-1",
             "-serial file:/o/kernel.log",
             "-device virtio-serial-pci -chardev stdio,id=sptest -device virtconsole,chardev=sptest",
+            "-device virtio-9p-pci,fsdev=sptrace,mount_tag=sptrace",
         ] {
             assert!(a.contains(want), "{want:?} not in {a}");
         }

@@ -4,7 +4,7 @@
 # blocker is nearly always starved inside it: with half its time outside, off
 # had as few as 8 inversions in a run, too few for its p99.9 to be one. A
 # mode then runs on until it has 1000 waits (off's inversions are long).
-# Captures ftrace per mode (SPTRACE lines -> target/vm/inversion-*.trace): 2 s, or
+# Captures ftrace per mode (-> target/vm/inversion-*.trace, by the shared folder): 2 s, or
 # sp.trace=S seconds from the kernel command line (the demo asks for most of the mode),
 # and with SuperPass on each later wait over 16 ms (cargo xtask vm-test itemizes them).
 # off_n10 / on_n10 run the same with the critical thread at nice -10, as Android runs
