@@ -37,7 +37,8 @@ both threads in SCHED_FIFO (RT-UI), and both of those (on+fifo). Progress lines
 say how long it has run.
 Prints one table per lock (waits measured in the kernel by the test device) and
 the checks, then analyses the ftrace captures with our own superpass-trace (built
-first: cargo build --release -p superpass-trace) and prints its report:
+first: cargo build -p superpass-trace, the dev build cargo test has made already)
+and prints its report:
 
   target/vm/inversion-<lock>-<mode>.trace  N-2 s (1-8) of ftrace per lock and mode: sched
         events, superpass_* tracepoints, lockwait:spt/lockhold:spt markers
@@ -322,13 +323,15 @@ const WAITS_SQL: &str =
 /// How long the capture runs, from its first event to its last.
 const WINDOW_SQL: &str = "SELECT end_ts - start_ts FROM trace_bounds";
 
-/// Builds superpass-trace (release) and returns the binary.
+/// Builds superpass-trace and returns the binary: the dev build, most of which `cargo test
+/// --workspace` has made already (a release build of it and SQLite took 2.5 min in CI), and
+/// fast enough for captures of a few MB.
 pub fn build_trace_tool() -> Result<PathBuf, String> {
     run(
         "build superpass-trace",
-        cargo().args(["build", "--release", "-p", "superpass-trace"]),
+        cargo().args(["build", "-p", "superpass-trace"]),
     )?;
-    let bin = target_dir().join("release/superpass-trace");
+    let bin = target_dir().join("debug/superpass-trace");
     if bin.exists() {
         Ok(bin)
     } else {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 const HELP: &str =
     "usage: cargo xtask vm-test [--filter NAME] [--skip NAME] [--arch x86_64|arm64]
                            [--variant default|kasan] [--timeout SECS] [--test-timeout SECS]
-                           [--verbose] [--list]
+                           [--verbose] [--list] [--and OPTIONS...]
 
 Boots the SuperPass test kernel in QEMU and runs the guest tests:
   1. builds or reuses the cached kernel (cargo xtask kernel);
@@ -89,6 +89,11 @@ Options:
   --test-timeout SECS  per-test timeout inside the guest (default 300)
   --verbose            echo the whole console while it runs
   --list               list the tests and exit
+  --and                starts another line of options, run with this one: each
+                       line's timed boots in turn, then the icount boots of all
+                       of them in one pool, so that one line's fill the host CPUs
+                       another's leave idle. CI runs --arch arm64 --filter
+                       <its arm64 subset> --and --skip <the demo's tests>
 ";
 
 /// Lines that mean the kernel is unhealthy.
@@ -134,7 +139,11 @@ pub fn main(args: &[String]) -> Result<(), String> {
         print!("{HELP}");
         return Ok(());
     }
-    main_many(&[args])
+    let lines: Vec<&[String]> = args.split(|a| a == "--and").collect();
+    if lines.iter().skip(1).any(|l| l.is_empty()) {
+        return Err(format!("--and needs options after it\n\n{HELP}"));
+    }
+    main_many(&lines)
 }
 
 /// Runs several vm-test command lines (CI: one per architecture) as one: the timed boots of
