@@ -39,6 +39,7 @@ mod raw {
         pub(crate) fn sp_futex_hint_owner(tid: i32) -> i32;
         pub(crate) fn sp_task_lookup(tid: i32) -> *mut c_void;
         pub(crate) fn sp_task_queued_cpu(task: *mut c_void) -> i32;
+        pub(crate) fn sp_task_cpu(task: *mut c_void) -> u32;
         pub(crate) fn sp_task_queued_on(rq: *mut c_void, task: *mut c_void) -> bool;
         pub(crate) fn sp_task_pickable(rq: *mut c_void, task: *mut c_void) -> bool;
         pub(crate) fn sp_kick_cpu(cpu: u32);
@@ -308,6 +309,13 @@ impl TaskRef {
         // SAFETY: by the type invariant the task is live.
         let cpu = unsafe { raw::sp_task_queued_cpu(self.as_ptr()) };
         u32::try_from(cpu).ok()
+    }
+
+    /// The CPU the task's record names: where it runs or is queued, last ran, or is joining a
+    /// runqueue (a racy hint).
+    pub(crate) fn cpu(self) -> u32 {
+        // SAFETY: by the type invariant the task is live.
+        unsafe { raw::sp_task_cpu(self.as_ptr()) }
     }
 
     /// True if the task runs on a CPU now (a racy read).

@@ -95,6 +95,10 @@ impl Platform for Kernel<'_> {
         self.task(task)?.queued_cpu()
     }
 
+    fn home_cpu(&mut self, task: Handle) -> Option<Cpu> {
+        self.task(task).map(TaskRef::cpu)
+    }
+
     fn curr(&mut self, cpu: Cpu) -> Tid {
         ffi::cpu_curr(cpu)
     }

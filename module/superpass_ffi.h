@@ -51,6 +51,7 @@ s32 sp_tid_to_caller(s32 tid);
 s32 sp_futex_hint_owner(s32 tid);
 void *sp_task_lookup(s32 tid);
 s32 sp_task_queued_cpu(void *task);
+u32 sp_task_cpu(void *task);
 bool sp_task_queued_on(void *rq, void *task);
 bool sp_task_pickable(void *rq, void *task);
 void sp_kick_cpu(u32 cpu);

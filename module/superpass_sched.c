@@ -76,6 +76,16 @@ s32 sp_task_queued_cpu(void *task)
 }
 
 /*
+ * The CPU @task's record names: where it runs or is queued, else the one it
+ * last ran on, or the one whose runqueue it is joining (try_to_wake_up() and
+ * a migration set it before the enqueue). A racy hint.
+ */
+u32 sp_task_cpu(void *task)
+{
+	return task_cpu((struct task_struct *)task);
+}
+
+/*
  * True if @task is queued (and runnable: not a delayed-dequeue sleeper) on
  * @rq; exact because the caller holds @rq's lock.
  */

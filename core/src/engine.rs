@@ -203,8 +203,8 @@ impl<O: Observer> Engine<O> {
     ///
     /// The handle is dropped when the task stops being boosted, or when an
     /// [`Event::TaskExit`](super::Event::TaskExit) names it; the engine never interprets it.
-    pub(crate) fn set_handle(&mut self, tid: Tid, handle: u64) {
-        self.ft.set_handle(tid, handle);
+    pub(crate) fn set_handle(&mut self, tid: Tid, handle: u64, home: Option<Cpu>) {
+        self.ft.set_handle(tid, handle, home);
     }
 
     /// The handle recorded for boosted task `tid`.

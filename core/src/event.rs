@@ -290,6 +290,11 @@ pub enum Event<'a> {
         tid: Tid,
         /// The platform's handle for it.
         handle: u64,
+        /// The CPU the task runs or is queued on, or else the CPU of its task record (its last,
+        /// or the one whose runqueue it is joining): a racy read, `None` if unknown. Until an
+        /// event locates it, that CPU's picks look for it for `locate_window_ns`; every CPU's
+        /// without one.
+        home: Option<Cpu>,
     },
     /// The platform asks, at a pick, for the next boosted task (from boost slot `from` on)
     /// whose runqueue no event has reported since its boost: boosted while already queued, no
@@ -677,8 +682,8 @@ impl<O: Observer> Engine<O> {
             } => self
                 .push_target(now, tid, handle, cpu, running, idle_mask, others)
                 .map_or(Answer::None, Answer::Place),
-            Event::Named { tid, handle } => {
-                self.set_handle(tid, handle);
+            Event::Named { tid, handle, home } => {
+                self.set_handle(tid, handle, home);
                 Answer::None
             }
             Event::Unlocated { from } => {

@@ -91,6 +91,9 @@ struct Boost {
     /// True once the platform reported the task joining or leaving a runqueue since its boost:
     /// from then on it reports each move, so no pick needs to look for it.
     located: bool,
+    /// Where the platform saw it when it named it, while not located: the CPU whose runqueue it
+    /// was joining if its boost raced with its enqueue, else one it will be reported joining.
+    home: Option<u16>,
     /// When the boost began.
     since: Nanos,
 }
@@ -366,19 +369,29 @@ impl FastTrack {
             .fold(0, |m, (c, _)| m | 1u64 << c)
     }
 
-    /// Whether a task boosted at `after` or later has a runqueue the platform has not reported:
-    /// a pick on any CPU may find it queued there.
-    pub fn any_unlocated_since(&self, after: Nanos) -> bool {
+    /// The CPUs whose picks may find a task boosted at `after` or later, queued where the
+    /// platform has not reported: each such task's home CPU, or every CPU for one with none.
+    pub fn unlocated_cpus_since(&self, after: Nanos) -> u64 {
         bits(self.live_boosts)
             .filter_map(|i| self.boost_at(i))
-            .any(|b| !b.located && b.handle != 0 && b.since >= after)
+            .filter(|b| !b.located && b.handle != 0 && b.since >= after)
+            .fold(0, |m, b| {
+                m | b
+                    .home
+                    .and_then(|c| 1u64.checked_shl(c.into()))
+                    .unwrap_or(u64::MAX)
+            })
     }
 
-    /// Records the platform's handle for boosted task `tid`; does nothing if it is not boosted.
-    pub fn set_handle(&mut self, tid: Tid, handle: u64) {
+    /// Records the platform's handle for boosted task `tid`, and the CPU it last saw the task
+    /// on if it gave one; does nothing if `tid` is not boosted.
+    pub fn set_handle(&mut self, tid: Tid, handle: u64, home: Option<Cpu>) {
         if let Some(bi) = self.boost_of(tid) {
             if let Some(b) = self.boost_at_mut(bi.into()) {
                 b.handle = handle;
+                if home.is_some() {
+                    b.home = home.and_then(|c| u16::try_from(c).ok());
+                }
             }
         }
     }

@@ -74,6 +74,9 @@ pub trait Platform {
     fn lookup(&mut self, tid: Tid) -> Option<Handle>;
     /// The CPU whose runqueue holds the task, if it is queued or running.
     fn queued_cpu(&mut self, task: Handle) -> Option<Cpu>;
+    /// The CPU of a task that is not queued, as its task record says: the one it last ran on,
+    /// or the one whose runqueue it is joining (a wake-up sets it before the enqueue).
+    fn home_cpu(&mut self, task: Handle) -> Option<Cpu>;
     /// The task running on CPU `cpu` (0: none or unknown).
     fn curr(&mut self, cpu: Cpu) -> Tid;
     /// Where a push of the task off CPU `src` may go: fills `others` with the fair tasks running
@@ -414,8 +417,24 @@ fn place_boosted<O: Observer, P: Platform>(
         let Some(task) = p.lookup(tid) else {
             continue;
         };
-        call(e, p, now, Event::Named { tid, handle: task });
-        if let Some(cpu) = p.queued_cpu(task) {
+        let queued = p.queued_cpu(task);
+        // Not queued, it is asleep or joining a runqueue as it is boosted, past the enqueue
+        // probe's look at the lanes: then only a pick on the CPU it joins can find it.
+        let home = match queued {
+            Some(cpu) => Some(cpu),
+            None => p.home_cpu(task),
+        };
+        call(
+            e,
+            p,
+            now,
+            Event::Named {
+                tid,
+                handle: task,
+                home,
+            },
+        );
+        if let Some(cpu) = queued {
             if !push(e, p, now, tid, task, cpu) {
                 let ev = Event::Enqueue {
                     cpu,

@@ -246,7 +246,7 @@ tunables! {
         min: 0,
         max: 100_000_000,
         unit: "ns",
-        doc: "How long after its boost a boosted task that was not found on a runqueue (asleep, or joining one as it was boosted, before its enqueue could be reported) makes every CPU's pick look for it; after that it is taken to be asleep, and only its next enqueue, which is reported, places it. Longer finds a late joiner on a CPU that picks seldom; shorter spares the picks of every CPU while a boosted holder sleeps (in I/O, say).",
+        doc: "How long after its boost a boosted task that was not found on a runqueue (asleep, or joining one as it was boosted, before its enqueue could be reported) makes the picks of the CPU its task record names (task_cpu(): the one it joins, or last ran on) look for it, or every CPU's if the platform named none; after that it is taken to be asleep, and only its next enqueue, which is reported, places it. Longer finds a late joiner on a CPU that picks seldom; shorter spares that CPU's picks while a boosted holder sleeps (in I/O, say).",
     },
 }
 

@@ -16,6 +16,7 @@ const L2: u64 = 0xffff_8880_0000_2000;
 enum Call {
     Lookup(Tid),
     QueuedCpu(Tid),
+    HomeCpu(Tid),
     Curr(u32),
     PushView(Tid),
     MoveTo(Tid, u32),
@@ -80,6 +81,11 @@ impl Platform for Scripted {
     fn queued_cpu(&mut self, task: Handle) -> Option<u32> {
         self.calls.push(Call::QueuedCpu(self.tid(task)));
         self.task(task).queued
+    }
+
+    fn home_cpu(&mut self, task: Handle) -> Option<u32> {
+        self.calls.push(Call::HomeCpu(self.tid(task)));
+        Some(self.task(task).queued.unwrap_or(0))
     }
 
     fn curr(&mut self, cpu: u32) -> Tid {

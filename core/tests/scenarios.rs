@@ -2203,6 +2203,7 @@ fn a_named_boosted_task_is_unlocated_until_an_enqueue_reports_it() {
         Event::Named {
             tid: 200,
             handle: 0xabc,
+            home: None,
         },
     );
     let Answer::Unlocated { tid, handle, next } = unlocated(&mut e, 0) else {
@@ -2225,6 +2226,7 @@ fn a_named_boosted_task_is_unlocated_until_an_enqueue_reports_it() {
         Event::Named {
             tid: 300,
             handle: 0xdef,
+            home: None,
         },
     );
     assert_eq!(
@@ -2243,7 +2245,14 @@ fn unlocated_tasks_are_handed_out_one_slot_after_another() {
     e.handle(MS, wait_on(101, L2, LockKind::Mutex, 300, 1));
     for tid in [200, 300] {
         let handle = 0x1000 + tid as u64;
-        e.handle(MS, Event::Named { tid, handle });
+        e.handle(
+            MS,
+            Event::Named {
+                tid,
+                handle,
+                home: None,
+            },
+        );
     }
     let mut seen = Vec::new();
     let mut from = 0;

@@ -28,6 +28,13 @@ pub enum Call {
         /// Its CPU.
         cpu: Option<Cpu>,
     },
+    /// [`Platform::home_cpu`].
+    HomeCpu {
+        /// The task.
+        task: Handle,
+        /// The CPU its record names.
+        cpu: Option<Cpu>,
+    },
     /// [`Platform::curr`].
     Curr {
         /// The CPU.
@@ -130,6 +137,12 @@ impl<P: Platform> Platform for Recording<'_, P> {
     fn queued_cpu(&mut self, task: Handle) -> Option<Cpu> {
         let cpu = self.inner.queued_cpu(task);
         self.calls.push(Call::QueuedCpu { task, cpu });
+        cpu
+    }
+
+    fn home_cpu(&mut self, task: Handle) -> Option<Cpu> {
+        let cpu = self.inner.home_cpu(task);
+        self.calls.push(Call::HomeCpu { task, cpu });
         cpu
     }
 
@@ -297,6 +310,17 @@ impl Platform for Replay<'_> {
             |c| matches!(c, Call::QueuedCpu { task: t, .. } if *t == task),
         ) {
             Some(Call::QueuedCpu { cpu, .. }) => *cpu,
+            _ => None,
+        }
+    }
+
+    fn home_cpu(&mut self, task: Handle) -> Option<Cpu> {
+        let asked = format!("home_cpu({task})");
+        match self.take(
+            &asked,
+            |c| matches!(c, Call::HomeCpu { task: t, .. } if *t == task),
+        ) {
+            Some(Call::HomeCpu { cpu, .. }) => *cpu,
             _ => None,
         }
     }

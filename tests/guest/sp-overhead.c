@@ -38,14 +38,16 @@
  *             is granted at nearly every wait; otherwise the same threads run
  *             unhelped. Prints the waits it made.
  *
- *   boostidle SECS [noreg]  not a benchmark: keeps a blocker boosted while
- *             it sleeps, for SECS: a holder thread that sleeps, and this
- *             thread, registered critical (without noreg) with SuperPass
+ *   boostidle SECS [noreg|quiet]  not a benchmark: keeps a blocker boosted
+ *             while it sleeps, for SECS: a holder thread that sleeps, and
+ *             this thread, registered critical (without noreg) with SuperPass
  *             enabled, waiting on a futex whose owner hint names the holder,
  *             in 100 ms waits one after another. The blocker stays boosted,
  *             and the CPUs it may run on stay idle almost all the time, so
  *             that under one instruction clock they add next to nothing to
- *             another CPU's elapsed time. Prints the waits it made.
+ *             another CPU's elapsed time. With quiet, this thread is
+ *             registered but sleeps instead of waiting: nothing is boosted.
+ *             Prints the waits it made.
  *
  * The pingpong and futexpp loops pin to CPU 0, or to CPU $SP_OVERHEAD_CPU.
  *
@@ -59,7 +61,7 @@
  *        prints the ns value only
  *        sp-overhead engage CRIT
  *        sp-overhead boostload SECS [noreg]
- *        sp-overhead boostidle SECS [noreg]
+ *        sp-overhead boostidle SECS [noreg|quiet]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -332,7 +334,10 @@ static void *idle_hold(void *x)
 	return NULL;
 }
 
-static int boostidle(int secs, int reg)
+/* How boostidle's thread takes part: unregistered, registered and waiting, registered and asleep. */
+enum boostidle_mode { BI_NOREG, BI_WAIT, BI_QUIET };
+
+static int boostidle(int secs, enum boostidle_mode mode)
 {
 	struct sp_enable en = { SP_HDR(struct sp_enable), .enabled = 1 };
 	struct timespec to = { .tv_nsec = 100000000 };
@@ -341,17 +346,22 @@ static int boostidle(int secs, int reg)
 	long waits = 0;
 	pthread_t th;
 
-	if (reg && (sp < 0 || set_critical(sp, (int)syscall(SYS_gettid), 0) ||
-		    ioctl(sp, SP_SET_ENABLED, &en))) {
+	if (mode != BI_NOREG && (sp < 0 || set_critical(sp, (int)syscall(SYS_gettid), 0) ||
+				 ioctl(sp, SP_SET_ENABLED, &en))) {
 		perror("sp-overhead boostidle: register");
 		return 1;
 	}
 	pthread_create(&th, NULL, idle_hold, NULL);
 	while (!atomic_load(&idle_holder))
 		usleep(1000);
-	for (uint64_t end = now_ns() + (uint64_t)secs * 1000000000ULL; now_ns() < end; waits++)
+	for (uint64_t end = now_ns() + (uint64_t)secs * 1000000000ULL; now_ns() < end; waits++) {
+		if (mode == BI_QUIET) {
+			nanosleep(&to, NULL);
+			continue;
+		}
 		syscall(SYS_futex, &w, FUTEX_WAIT_PRIVATE, 0, &to,
 			(void *)(uintptr_t)atomic_load(&idle_holder), 0);
+	}
 	atomic_store(&boost_stop, 1);
 	pthread_join(th, NULL);
 	printf("waits %ld\n", waits);
@@ -370,8 +380,12 @@ int main(int argc, char **argv)
 		return argc == 3 ? engage(atoi(argv[2])) : 2;
 	if (!strcmp(argv[1], "boostload") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "noreg"))))
 		return boostload(atoi(argv[2]), argc == 3);
-	if (!strcmp(argv[1], "boostidle") && (argc == 3 || (argc == 4 && !strcmp(argv[3], "noreg"))))
-		return boostidle(atoi(argv[2]), argc == 3);
+	if (!strcmp(argv[1], "boostidle") && argc == 3)
+		return boostidle(atoi(argv[2]), BI_WAIT);
+	if (!strcmp(argv[1], "boostidle") && argc == 4 && !strcmp(argv[3], "noreg"))
+		return boostidle(atoi(argv[2]), BI_NOREG);
+	if (!strcmp(argv[1], "boostidle") && argc == 4 && !strcmp(argv[3], "quiet"))
+		return boostidle(atoi(argv[2]), BI_QUIET);
 	count = argc > 2 ? atol(argv[2]) : 20000;
 	if (pipe(a) || pipe(b))
 		return 2;

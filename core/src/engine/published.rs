@@ -37,9 +37,10 @@ pub struct Published {
     pub probe_recheck_ns: Nanos,
     /// Bit `c` clear says CPU `c`'s picks and ticks have nothing to do: no boosted task is
     /// queued or runs there, no wake is in flight (a tick elsewhere cannot settle one), and
-    /// every boosted task's runqueue is known, or the task was boosted more than
-    /// `locate_window_ns` ago and is taken to be asleep (its next enqueue is reported). A CPU
-    /// without fast-track work then never touches the engine while others have some.
+    /// no boosted task with an unknown runqueue names it as its home
+    /// ([`Event::Named`](super::super::Event::Named)) or names none; after `locate_window_ns`
+    /// such a task is taken to be asleep (its next enqueue is reported). A CPU without
+    /// fast-track work then never touches the engine while others have some.
     pub work_cpus: u64,
 }
 
@@ -91,14 +92,13 @@ impl<O: Observer> Engine<O> {
             | gate_if(on && self.ft.cooling(), gates::REGRANT);
         let work_cpus = if !boosted {
             0
-        } else if self
-            .ft
-            .any_unlocated_since(now.saturating_sub(self.tun.locate_window_ns))
-            || !self.wakes.is_empty()
-        {
+        } else if !self.wakes.is_empty() {
             u64::MAX
         } else {
             self.ft.work_cpus()
+                | self
+                    .ft
+                    .unlocated_cpus_since(now.saturating_sub(self.tun.locate_window_ns))
         };
         Published {
             gates,
@@ -137,10 +137,10 @@ mod tests {
 
     /// The snapshot at `now`, checked against the engine's own accessors.
     /// Critical thread 100 starts waiting on L1 at `at`, which boosts its owner 200: named by
-    /// the platform, seen on no runqueue.
-    fn boost_unseen(e: &mut Engine, at: Nanos) {
+    /// the platform, seen on no runqueue, its home CPU `home`.
+    fn boost_unseen(e: &mut Engine, at: Nanos, home: Option<Cpu>) {
         e.wait_start(at, 100, L1, LockKind::Mutex, Some(200));
-        e.set_handle(200, 0x1000);
+        e.set_handle(200, 0x1000, home);
     }
 
     fn snap(e: &mut Engine, now: Nanos) -> Published {
@@ -266,11 +266,11 @@ mod tests {
     fn only_cpus_with_fast_track_work_are_asked_to_pick() {
         let mut e = engine();
         assert_eq!(snap(&mut e, 0).work_cpus, 0, "nothing boosted");
-        boost_unseen(&mut e, MS);
+        boost_unseen(&mut e, MS, None);
         assert_eq!(
             snap(&mut e, MS).work_cpus,
             u64::MAX,
-            "boosted where no hook saw it: any CPU's pick may find it queued"
+            "boosted where no hook saw it, no home given: any CPU's pick may find it queued"
         );
         e.enqueue(MS, 1, 200);
         assert_eq!(snap(&mut e, MS).work_cpus, 0b10);
@@ -290,7 +290,7 @@ mod tests {
     fn a_boosted_task_found_nowhere_is_looked_for_by_every_cpu_only_for_the_locate_window() {
         let mut e = engine();
         let window = e.tunables().locate_window_ns;
-        boost_unseen(&mut e, MS);
+        boost_unseen(&mut e, MS, None);
         for (at, why) in [
             (MS, "it may be joining a runqueue"),
             (MS + window, "the window's end"),
@@ -309,9 +309,40 @@ mod tests {
         // A new boost of a sleeping holder opens a new window.
         e.owner_released(10 * MS, L1, 200);
         e.wait_finish(10 * MS, 100, L1);
-        boost_unseen(&mut e, 20 * MS);
+        boost_unseen(&mut e, 20 * MS, None);
         assert_eq!(snap(&mut e, 20 * MS).work_cpus, u64::MAX);
         assert_eq!(snap(&mut e, 20 * MS + window + 1).work_cpus, 0);
+    }
+
+    #[test]
+    fn a_boosted_task_found_nowhere_is_looked_for_only_by_its_home_cpu() {
+        let mut e = engine();
+        let window = e.tunables().locate_window_ns;
+        boost_unseen(&mut e, MS, Some(1));
+        assert_eq!(
+            snap(&mut e, MS).work_cpus,
+            0b10,
+            "only the runqueue it may be joining"
+        );
+        assert_eq!(snap(&mut e, MS + window + 1).work_cpus, 0, "asleep");
+        e.enqueue(MS + window + 2, 0, 200);
+        assert_eq!(
+            snap(&mut e, MS + window + 2).work_cpus,
+            0b01,
+            "placed where its enqueue said"
+        );
+        e.owner_released(10 * MS, L1, 200);
+        e.wait_finish(10 * MS, 100, L1);
+        boost_unseen(&mut e, 20 * MS, Some(1));
+        e.set_handle(200, 0x1000, None);
+        assert_eq!(
+            snap(&mut e, 20 * MS).work_cpus,
+            0b10,
+            "a naming without a home keeps the one given"
+        );
+        // A home past the mask's 64 CPUs cannot be named in it: every CPU looks.
+        e.set_handle(200, 0x1000, Some(64));
+        assert_eq!(snap(&mut e, 20 * MS).work_cpus, u64::MAX);
     }
 
     #[test]

@@ -27,7 +27,7 @@ impl<O: Observer> Engine<O> {
             return false;
         }
         if handle != 0 {
-            self.ft.set_handle(tid, handle);
+            self.ft.set_handle(tid, handle, None);
         }
         self.enqueue_slow(now, cpu, tid, curr)
     }

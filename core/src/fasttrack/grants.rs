@@ -134,6 +134,7 @@ impl FastTrack {
             root: link.root,
             handle: 0,
             located: false,
+            home: None,
             since: now,
         });
         self.live_boosts |= 1 << bi;

