@@ -72,6 +72,19 @@ pub struct Grant {
     boost: u8,
 }
 
+/// What the platform has said of a boosted task's runqueue since its boost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seen {
+    /// Nothing: it may be queued where no event said (boosted while queued), or asleep.
+    Nothing,
+    /// Named on no runqueue, its record naming this CPU: the one whose runqueue it was joining
+    /// if its boost raced with its enqueue; else it sleeps, and its enqueue will be reported.
+    Home(u16),
+    /// It joined or left a runqueue since: from then on each move is reported, so no pick needs
+    /// to look for it.
+    Located,
+}
+
 /// A boosted task's fast-track account.
 #[derive(Clone, Copy, Debug)]
 struct Boost {
@@ -88,12 +101,8 @@ struct Boost {
     root: Tid,
     /// The platform's handle for the task (the module's `task_struct` address), 0 if unknown.
     handle: u64,
-    /// True once the platform reported the task joining or leaving a runqueue since its boost:
-    /// from then on it reports each move, so no pick needs to look for it.
-    located: bool,
-    /// Where the platform saw it when it named it, while not located: the CPU whose runqueue it
-    /// was joining if its boost raced with its enqueue, else one it will be reported joining.
-    home: Option<u16>,
+    /// What the platform has said of its runqueue since its boost.
+    seen: Seen,
     /// When the boost began.
     since: Nanos,
 }
@@ -374,12 +383,10 @@ impl FastTrack {
     pub fn unlocated_cpus_since(&self, after: Nanos) -> u64 {
         bits(self.live_boosts)
             .filter_map(|i| self.boost_at(i))
-            .filter(|b| !b.located && b.handle != 0 && b.since >= after)
-            .fold(0, |m, b| {
-                m | b
-                    .home
-                    .and_then(|c| 1u64.checked_shl(c.into()))
-                    .unwrap_or(u64::MAX)
+            .filter(|b| b.seen != Seen::Located && b.handle != 0 && b.since >= after)
+            .fold(0, |m, b| match b.seen {
+                Seen::Home(c) => m | 1u64.checked_shl(c.into()).unwrap_or(u64::MAX),
+                _ => u64::MAX,
             })
     }
 
@@ -389,8 +396,8 @@ impl FastTrack {
         if let Some(bi) = self.boost_of(tid) {
             if let Some(b) = self.boost_at_mut(bi.into()) {
                 b.handle = handle;
-                if home.is_some() {
-                    b.home = home.and_then(|c| u16::try_from(c).ok());
+                if let (Some(c), false) = (home, b.seen == Seen::Located) {
+                    b.seen = u16::try_from(c).map_or(Seen::Nothing, Seen::Home);
                 }
             }
         }
@@ -416,7 +423,7 @@ impl FastTrack {
     pub fn unlocated(&self) -> impl Iterator<Item = (Tid, u64)> + '_ {
         bits(self.live_boosts)
             .filter_map(|i| self.boost_at(i))
-            .filter(|b| !b.located && b.handle != 0)
+            .filter(|b| b.seen != Seen::Located && b.handle != 0)
             .map(|b| (b.tid, b.handle))
     }
 
@@ -426,7 +433,7 @@ impl FastTrack {
         let rest = self.live_boosts & u64::MAX.checked_shl(from as u32).unwrap_or(0);
         bits(rest)
             .filter_map(|i| Some((i, self.boost_at(i)?)))
-            .find(|(_, b)| !b.located && b.handle != 0)
+            .find(|(_, b)| b.seen != Seen::Located && b.handle != 0)
             .map(|(i, b)| (b.tid, b.handle, i + 1))
     }
 

@@ -184,6 +184,7 @@ pub fn main_many(lines: &[&[String]]) -> Result<(), String> {
                 let Some(&(i, k)) = counted.get(j) else { break };
                 let (r, p) = (&runs[i], &runs[i].counted[k]);
                 p.announce(
+                    r.o.arch,
                     r.o.timeout,
                     if side_by_side { " (side by side)" } else { "" },
                 );
@@ -381,7 +382,7 @@ impl Run {
     fn run_timed(&mut self) -> Result<(), String> {
         for p in &self.timed {
             p.prepare(&self.k, &self.stage, &self.work)?;
-            p.announce(self.o.timeout, "");
+            p.announce(self.o.arch, self.o.timeout, "");
             let b = self.boot(p)?;
             finish(&mut self.report, &self.out, p, &b);
         }
@@ -449,10 +450,11 @@ impl BootPlan {
         Ok(())
     }
 
-    fn announce(&self, timeout: u64, how: &str) {
+    fn announce(&self, arch: Arch, timeout: u64, how: &str) {
         step(&format!(
-            "boot `{}`: QEMU ({}){how}, {} test(s): {}; timeout {timeout}s",
+            "boot `{}`: QEMU ({} {}){how}, {} test(s): {}; timeout {timeout}s",
             self.group,
+            arch.name(),
             self.machine.describe(),
             self.names.len(),
             self.names.join(" "),

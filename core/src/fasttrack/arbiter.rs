@@ -6,7 +6,7 @@ use super::super::observer::{Observer, RevokeReason};
 use super::super::stats::{Counter, Stats};
 use super::super::tunables::Tunables;
 use super::super::{Cpu, Nanos, Tid};
-use super::{Cx, FastTrack};
+use super::{Cx, FastTrack, Seen};
 
 impl FastTrack {
     /// Charges the CPU's running boosted task up to `now`, rolls the window, applies the bounds.
@@ -155,7 +155,7 @@ impl FastTrack {
         let Some(b) = self.boosts.get_mut(bi as usize).and_then(Option::as_mut) else {
             return false;
         };
-        b.located = true;
+        b.seen = Seen::Located;
         match b.cpu {
             Some(c) if c as usize == cpu => {}
             old => {
@@ -223,7 +223,7 @@ impl FastTrack {
             return;
         };
         // Its next enqueue will be reported too: a sleeping task is not lost.
-        b.located = true;
+        b.seen = Seen::Located;
         if b.cpu == Some(cpu as u16) {
             b.cpu = None;
             if let Some(pc) = self.cpus.get_mut(cpu) {

@@ -4,7 +4,7 @@ use super::super::observer::{Observer, RevokeReason};
 use super::super::stats::{Counter, Stats};
 use super::super::tunables::{Tunables, MAX_GRANTS};
 use super::super::{LockId, Nanos, Tid, MAX_CPUS};
-use super::{bits, Boost, Cx, FastTrack, Grant, GrantOutcome, Link};
+use super::{bits, Boost, Cx, FastTrack, Grant, GrantOutcome, Link, Seen};
 
 impl FastTrack {
     /// Grants `link.blocker` the fast track because it blocks `link.via` on `link.lock`.
@@ -133,8 +133,7 @@ impl FastTrack {
             depth: link.depth,
             root: link.root,
             handle: 0,
-            located: false,
-            home: None,
+            seen: Seen::Nothing,
             since: now,
         });
         self.live_boosts |= 1 << bi;

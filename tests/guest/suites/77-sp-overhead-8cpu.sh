@@ -176,7 +176,8 @@ for p in boosting nowindow; do
 	per=$(awk -v n=$((n * 6)) '$1 != "counting" && $1 != "attached" && $2 > 0 {
 		printf "%s%s:%.2f", sep, $1, $2 / n; sep = " " }' /tmp/o8.p1calls.$p)
 	att=$(awk '$1 == "attached" { print $2 }' /tmp/o8.p1calls.$p)
-	echo "  part 1 $p, counted round: $pe of $pf far picks took the engine lock; probe calls per round trip: $per (attached groups $att)"
+	bycpu=$(awk 'NR > 1 && $1 >= 2 && $3 > 0 { printf "%s cpu %s: %s", sep, $1, $3; sep = "," }' /tmp/o8.p1picks.$p)
+	echo "  part 1 $p, counted round: $pe of $pf far picks took the engine lock${bycpu:+ (by CPU:$bycpu)}; probe calls per round trip: $per (attached groups $att)"
 	echo "p1_picks_far_$p $pf" >> "$SPTEST_METRICS"
 	echo "p1_picks_far_engine_$p $pe" >> "$SPTEST_METRICS"
 	echo "p1_probe_calls_$p $per" >> "$SPTEST_METRICS"
