@@ -204,11 +204,12 @@ pub fn main(args: &[String]) -> Result<(), String> {
             &k,
             &vm::Machine::default(),
             &initrd,
-            // The inversion scripts read sp.secs and sp.trace from the kernel command line; the
+            // The inversion scripts read SP_SECS from their environment (the kernel hands init
+            // a KEY=value it does not know) and sp.trace from the kernel command line; the
             // trace covers most of each mode (the program settles for 1 s first), so the
             // picture and the report see the rare long waits the tables count.
             &format!(
-                "sptest.timeout={} sp.secs={secs} sp.trace={}",
+                "sptest.timeout={} SP_SECS={secs} sp.trace={}",
                 // Up to 3 x secs for each of 6 modes: sp-inversion runs a mode on until it has
                 // 1000 waits. sp-frames' own bound holds whatever --secs is.
                 (24 * secs + 120).max(frames::TIMEOUT_SECS),

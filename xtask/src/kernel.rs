@@ -324,7 +324,9 @@ pub fn make_module(build: &Path, arch: Arch, dir: &Path) -> Result<String, Strin
     let logf = dir.join("build.log");
     let f = fs::File::create(&logf).map_err(|e| e.to_string())?;
     let f2 = f.try_clone().map_err(|e| e.to_string())?;
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let st = make(build, arch)
+        .arg(format!("-j{jobs}"))
         .arg(format!("M={}", dir.display()))
         .arg("modules")
         .stdout(f)
@@ -1066,6 +1068,16 @@ mod tests {
             "CONFIG_KVM_GUEST=y",
             "CONFIG_SERIAL_8250=y",
             "CONFIG_SERIAL_8250_CONSOLE=y",
+            "# CONFIG_PERF_EVENTS_INTEL_UNCORE is not set",
+            "# CONFIG_PERF_EVENTS_INTEL_RAPL is not set",
+            "# CONFIG_PERF_EVENTS_INTEL_CSTATE is not set",
+            "# CONFIG_INTEL_MEI is not set",
+            "# CONFIG_ACPI_AC is not set",
+            "# CONFIG_ACPI_BATTERY is not set",
+            "# CONFIG_ACPI_BUTTON is not set",
+            "# CONFIG_ACPI_FAN is not set",
+            "# CONFIG_ACPI_THERMAL is not set",
+            "# CONFIG_ACPI_TABLE_UPGRADE is not set",
         ];
         let x86 = option_lines(&Variant::Default.fragments(Arch::X86_64)[0]);
         let arm = option_lines(&Variant::Default.fragments(Arch::Arm64)[0]);

@@ -16,7 +16,7 @@ install as they reach it (`cargo xtask doctor` lists what is missing):
   4. rsbinder-tools into $SUPERPASS_CACHE/tools (the guest's service manager
      for the HAL service test; ~2 min)
 With --kernels, it then builds (or finds cached) the x86_64 test kernel and
-the arm64 one (~8 and ~6 min cold on 2 idle cores).
+the arm64 one (8-14 and 6-10 min cold on 2 idle cores, by the machine).
 
   --kernels        also build both test kernels
   --no-cargo-fuzz  leave step 1 out (CI runs this in the background while its

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 const HELP: &str =
     "usage: cargo xtask vm-test [--filter NAME] [--skip NAME] [--arch x86_64|arm64]
-                           [--variant default|kasan] [--timeout SECS] [--test-timeout SECS]
-                           [--verbose] [--list] [--and OPTIONS...]
+                           [--variant default|kasan] [--secs N] [--timeout SECS]
+                           [--test-timeout SECS] [--verbose] [--list] [--and OPTIONS...]
 
 Boots the SuperPass test kernel in QEMU and runs the guest tests:
   1. builds or reuses the cached kernel (cargo xtask kernel);
@@ -84,6 +84,16 @@ Options:
                        as on a phone. sp-service is x86_64 only for now. Logs,
                        captures and results.json go to target/vm/arm64/.
   --variant V          kernel variant: default or kasan (KASAN + lockdep)
+  --secs N             seconds per mode of the timed suites that compare modes
+                       (SP_SECS=N in the guest's environment; each suite's own
+                       default otherwise, 6 to 20 s). Their programs still run a
+                       mode until it has its minimum of waits. CI uses 5: the bars
+                       are the same, with about half the waits per mode. These
+                       keep their own lengths: the suites that wait for a rare
+                       race (sp-owner-unseen, sp-futex-pi-pending,
+                       sp-chain-unseen), sp-futex-plain (its p99.9 falls among
+                       1% of rare inversions: it needs 20 s a mode), sp-churn,
+                       sp-pidns and the overhead suites
   --timeout SECS       whole-VM timeout (default 1800: the superpass boot runs every
                        inversion test twice, critical thread at nice 0 and -10)
   --test-timeout SECS  per-test timeout inside the guest (default 300)
@@ -128,6 +138,7 @@ struct Opts {
     skip: Option<String>,
     arch: Arch,
     variant: Variant,
+    secs: Option<u32>,
     timeout: u64,
     test_timeout: u64,
     verbose: bool,
@@ -224,6 +235,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         skip: None,
         arch: Arch::X86_64,
         variant: Variant::Default,
+        secs: None,
         timeout: 1800,
         test_timeout: 300,
         verbose: false,
@@ -237,6 +249,15 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             "--skip" => o.skip = Some(val()?),
             "--arch" => o.arch = Arch::parse(&val()?)?,
             "--variant" => o.variant = Variant::parse(&val()?)?,
+            "--secs" => {
+                o.secs = Some(
+                    val()?
+                        .parse()
+                        .ok()
+                        .filter(|s| (1..=120).contains(s))
+                        .ok_or("--secs: a whole number of seconds, 1 to 120")?,
+                )
+            }
             "--timeout" => o.timeout = val()?.parse().map_err(|_| "--timeout: not a number")?,
             "--test-timeout" => {
                 o.test_timeout = val()?.parse().map_err(|_| "--test-timeout: not a number")?
@@ -361,7 +382,8 @@ impl Run {
         }
         let (counted, timed): (Vec<BootPlan>, Vec<BootPlan>) =
             plans.into_iter().partition(|p| p.machine.icount);
-        let cmdline = format!("sptest.timeout={}{}", o.test_timeout, guest_env()?);
+        let secs = o.secs.map(|s| format!(" SP_SECS={s}")).unwrap_or_default();
+        let cmdline = format!("sptest.timeout={}{secs}{}", o.test_timeout, guest_env()?);
         Ok(Some(Run {
             o,
             k,
@@ -722,21 +744,32 @@ pub fn build_guest_programs(src: &Path, bin: &Path, arch: Arch) -> Result<(), St
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
     srcs.sort();
-    for s in srcs {
-        let name = s.file_stem().unwrap_or_default();
-        let cc = guest_cc(arch);
-        let status = Command::new(cc)
-            .args(["-static", "-O2", "-Wall", "-Werror", "-pthread", "-I"])
-            .arg(root().join(UAPI_DIR))
-            .arg("-I")
-            .arg(root().join(TESTDEV_DIR))
-            .arg("-o")
-            .arg(bin.join(name))
-            .arg(&s)
-            .status()
-            .map_err(|e| format!("{cc}: {e}"))?;
-        if !status.success() {
-            return Err(format!("{cc} failed on {}", s.display()));
+    let cc = guest_cc(arch);
+    // One compiler per host CPU: each program is one file, and a cold CI run has no CPU to spare.
+    let width = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for batch in srcs.chunks(width) {
+        let mut children = Vec::new();
+        for s in batch {
+            let child = Command::new(cc)
+                .args(["-static", "-O2", "-Wall", "-Werror", "-pthread", "-I"])
+                .arg(root().join(UAPI_DIR))
+                .arg("-I")
+                .arg(root().join(TESTDEV_DIR))
+                .arg("-o")
+                .arg(bin.join(s.file_stem().unwrap_or_default()))
+                .arg(s)
+                .spawn()
+                .map_err(|e| format!("{cc}: {e}"))?;
+            children.push((s, child));
+        }
+        let mut failed = Vec::new();
+        for (s, mut child) in children {
+            if !child.wait().map_err(|e| format!("{cc}: {e}"))?.success() {
+                failed.push(s.display().to_string());
+            }
+        }
+        if !failed.is_empty() {
+            return Err(format!("{cc} failed on {}", failed.join(", ")));
         }
     }
     Ok(())
@@ -1544,6 +1577,16 @@ mod tests {
         assert!(Machine::parse("cpus=0").is_err());
         assert!(Machine::parse("cpus=four").is_err());
         assert!(Machine::parse("kvm").unwrap_err().contains("kvm"));
+    }
+
+    #[test]
+    fn secs_take_whole_seconds_within_bounds() {
+        let secs = |v: &str| parse(&crate::util::strings(&["--secs", v])).map(|o| o.secs);
+        assert_eq!(secs("5").unwrap(), Some(5));
+        assert_eq!(parse(&[]).unwrap().secs, None);
+        for bad in ["0", "121", "2.5", "five", "-1"] {
+            assert!(secs(bad).unwrap_err().contains("1 to 120"), "{bad}");
+        }
     }
 
     #[test]

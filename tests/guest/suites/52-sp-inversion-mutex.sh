@@ -18,9 +18,8 @@
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
-secs=$(sed -n 's/.*sp\.secs=\([0-9]*\).*/\1/p' /proc/cmdline)
 tsecs=$(sed -n 's/.*sp\.trace=\([0-9]*\).*/\1/p' /proc/cmdline)
-sp-inversion -l mutex -m off,on,fifo,on+fifo,off_n10,on_n10 -d ${secs:-10} -H 4 -w 500 -o 100 -p 1000 -R 72 -T ${tsecs:-2} > /tmp/inv.out 2>&1
+sp-inversion -l mutex -m off,on,fifo,on+fifo,off_n10,on_n10 -d ${SP_SECS:-10} -H 4 -w 500 -o 100 -p 1000 -R 72 -T ${tsecs:-2} > /tmp/inv.out 2>&1
 rc=$?
 grep -v '^M \|^SPTRACE ' /tmp/inv.out
 grep '^SPTRACE ' /tmp/inv.out

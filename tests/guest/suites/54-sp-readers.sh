@@ -9,7 +9,7 @@
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
-sp-inversion -l rwsem -r 8 -m off,on,off_n10,on_n10 -d ${SP_READERS_SECS:-8} -H 4 -w 500 -p 2000 > /tmp/rd.out 2>&1
+sp-inversion -l rwsem -r 8 -m off,on,off_n10,on_n10 -d ${SP_READERS_SECS:-${SP_SECS:-8}} -H 4 -w 500 -p 2000 > /tmp/rd.out 2>&1
 rc=$?
 grep -v '^M ' /tmp/rd.out
 grep '^M ' /tmp/rd.out | cut -c3- >> "$SPTEST_METRICS"

@@ -1,11 +1,12 @@
-# locktorture (mutex, then rwsem) for 20 s each with SuperPass enabled and the
-# torture kthreads registered as critical threads. No oops, WARN or lockdep
-# report (the host scans the kernel log), and locktorture reports SUCCESS.
+# locktorture (mutex, then rwsem) for 20 s each (SP_SECS s when vm-test --secs
+# sets it) with SuperPass enabled and the torture kthreads registered as
+# critical threads. No oops, WARN or lockdep report (the host scans the kernel
+# log), and locktorture reports SUCCESS.
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
 [ -n "$(find /lib/modules -name locktorture.ko)" ] || { echo "locktorture.ko not in the initramfs"; exit 77; }
-secs=${SP_TORTURE_SECS:-20}
+secs=${SP_TORTURE_SECS:-${SP_SECS:-20}}
 fail=0
 for type in mutex_lock rwsem_lock; do
 	before=$(dmesg | wc -l)

@@ -7,5 +7,4 @@
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
-secs=$(sed -n 's/.*sp\.secs=\([0-9]*\).*/\1/p' /proc/cmdline)
-SP_SECS=${secs:-10} sh /usr/share/superpass/service-e2e.sh
+SP_SECS=${SP_SECS:-10} sh /usr/share/superpass/service-e2e.sh

@@ -13,7 +13,7 @@ fail=0
 insmod /lib/modules/sp/superpass.ko $sp_capacity || { echo "FAIL superpass.ko did not load"; exit 1; }
 insmod /lib/modules/sp/sp_testdev.ko || { echo "FAIL sp_testdev.ko did not load"; exit 1; }
 sp-ctl stats | grep -q '^mechanism misfit$' || { echo "FAIL the misfit mechanism is not active"; fail=1; }
-sp-inversion -l mutex -m off,on,off_n10,on_n10 -d ${SP_MISFIT_SECS:-6} -H 2 -w 500 -o 100 -p 1000 -R 72 > /tmp/misfit.out 2>&1 || fail=1
+sp-inversion -l mutex -m off,on,off_n10,on_n10 -d ${SP_MISFIT_SECS:-${SP_SECS:-6}} -H 2 -w 500 -o 100 -p 1000 -R 72 > /tmp/misfit.out 2>&1 || fail=1
 grep -v '^M ' /tmp/misfit.out
 grep '^M ' /tmp/misfit.out | cut -c3- >> "$SPTEST_METRICS"
 sp-ctl stats > /tmp/misfit.stats

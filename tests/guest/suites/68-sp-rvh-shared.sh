@@ -37,7 +37,7 @@ d=$(sed -n 's/^select_decided //p' /proc/sp_vendorsched)
 # few thousand waits lands among them; with equal inside and outside times a quiet run had too
 # few inversions for the p99.9 to be one. A mode has had 3,000-15,000 waits in 20 s, so 8 s
 # gives each the 1000 a p99.9 needs (-R runs a mode on until it has them).
-sp-inversion -l mutex -m off,on,off_n10,on_n10 -d ${SP_SHARED_SECS:-8} -H 4 -w 500 -o 100 -p 1000 -R 72 > /tmp/inv.out 2>&1 || fail=1
+sp-inversion -l mutex -m off,on,off_n10,on_n10 -d ${SP_SHARED_SECS:-${SP_SECS:-8}} -H 4 -w 500 -o 100 -p 1000 -R 72 > /tmp/inv.out 2>&1 || fail=1
 grep -v '^M ' /tmp/inv.out
 grep '^M ' /tmp/inv.out | cut -c3- >> "$SPTEST_METRICS"
 # When the blocker re-takes the lock before the woken critical thread runs, those holds wait for

@@ -12,10 +12,9 @@
 grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup || exit 1
 counter() { sp-ctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
 c0=$(counter chain_no_blocker)
-secs=$(sed -n 's/.*sp\.secs=\([0-9]*\).*/\1/p' /proc/cmdline)
-sp-pcpu -c /sys/fs/cgroup -m off,on -d ${secs:-10} -R 72 > /tmp/pcpu.out 2>&1
+sp-pcpu -c /sys/fs/cgroup -m off,on -d ${SP_SECS:-10} -R 72 > /tmp/pcpu.out 2>&1
 rc=$?
-sp-pcpu -c /sys/fs/cgroup -m off_n10,on_n10 -d ${secs:-10} >> /tmp/pcpu.out 2>&1 || rc=1
+sp-pcpu -c /sys/fs/cgroup -m off_n10,on_n10 -d ${SP_SECS:-10} >> /tmp/pcpu.out 2>&1 || rc=1
 echo "M chain_no_blocker $(( $(counter chain_no_blocker) - ${c0:-0} ))" >> /tmp/pcpu.out
 grep -v '^M ' /tmp/pcpu.out
 grep '^M ' /tmp/pcpu.out | cut -c3- >> "$SPTEST_METRICS"
