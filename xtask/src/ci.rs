@@ -50,11 +50,12 @@ it, and no guest boots while it runs.
                            sp-frames: step 10 runs those suites, with the same
                            checks, in the demo's VM; the 4-vCPU overhead
                            matrix, which the 2- and 8-vCPU ones bracket, is
-                           left to vm-test), both with --secs 5 (5 s per mode
-                           of the suites that compare modes, not their 6-20 s:
-                           the same bars, about half the waits; each program
-                           still runs a mode until it has its minimum of
-                           waits). Each line's timed boots run in turn, arm64's
+                           left to vm-test), both with --secs 5 (5 s a mode,
+                           not 6-20 s, for the suites whose programs run a mode
+                           on until it has its minimum of waits, and three
+                           without a p99.9 bar: the same bars, fewer waits
+                           where there were many; vm-test --help lists them).
+                           Each line's timed boots run in turn, arm64's
                            first; then the overhead boots of both (icount: one
                            host thread each, figures counted in guest
                            instructions) share one pool of a boot per host
@@ -77,8 +78,8 @@ pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
 /// kernel mutex and rwsem inversions, the PI futex inversions and the 2-vCPU overhead loops.
 pub const ARM64_TESTS: &str =
     "=sp-load,=sp-abi,=sp-inversion-mutex,=sp-inversion-rwsem,=sp-futex-pi,=sp-overhead";
-/// Seconds per mode of the timed guest suites (`vm-test --secs`): half their defaults, the
-/// same bars, and their programs still run a mode until it has its minimum of waits.
+/// Seconds per mode of the timed guest suites that take `vm-test --secs`: about half their
+/// defaults, the same bars; their programs run a mode on until it has its minimum of waits.
 const MODE_SECS: u32 = 5;
 /// The x86_64 suites CI leaves out besides the demo's: the 4-vCPU overhead matrix, which the
 /// 2-vCPU one (the same loops and checks) and the 8-vCPU one (many CPUs) bracket; its

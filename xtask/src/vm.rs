@@ -84,16 +84,19 @@ Options:
                        as on a phone. sp-service is x86_64 only for now. Logs,
                        captures and results.json go to target/vm/arm64/.
   --variant V          kernel variant: default or kasan (KASAN + lockdep)
-  --secs N             seconds per mode of the timed suites that compare modes
-                       (SP_SECS=N in the guest's environment; each suite's own
-                       default otherwise, 6 to 20 s). Their programs still run a
-                       mode until it has its minimum of waits. CI uses 5: the bars
-                       are the same, with about half the waits per mode. These
-                       keep their own lengths: the suites that wait for a rare
-                       race (sp-owner-unseen, sp-futex-pi-pending,
-                       sp-chain-unseen), sp-futex-plain (its p99.9 falls among
-                       1% of rare inversions: it needs 20 s a mode), sp-churn,
-                       sp-pidns and the overhead suites
+  --secs N             seconds per mode of the timed suites whose programs run a
+                       mode on until it has its minimum of waits (sp-inversion with
+                       a p99.9 bar, sp-futex, sp-pcpu: the inversion, misfit,
+                       rvh-shared, futex hint/pi and percpu-rwsem suites), and of
+                       sp-readers, sp-locktorture and sp-service: SP_SECS=N in the
+                       guest's environment, each suite's own default (6-20 s)
+                       otherwise. CI uses 5: the same bars, fewer waits in the
+                       modes that had many. The others keep their lengths: the
+                       sp-follow and binder suites (their modes do not run on, and
+                       at 5 s an off mode fell short of 1000 waits), the suites
+                       that wait for a rare race, sp-futex-plain (its p99.9 falls
+                       among 1% of rare inversions), sp-churn, sp-pidns, sp-push
+                       and the overhead suites
   --timeout SECS       whole-VM timeout (default 1800: the superpass boot runs every
                        inversion test twice, critical thread at nice 0 and -10)
   --test-timeout SECS  per-test timeout inside the guest (default 300)

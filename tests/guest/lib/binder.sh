@@ -8,7 +8,7 @@ sp_binder_suite() {
 	mkdir -p /dev/binderfs
 	grep -q ' /dev/binderfs ' /proc/mounts || mount -t binder binder /dev/binderfs || return 1
 	out=/tmp/binder-$1-${2:-c}.out
-	sp-binder-chain -t "${2:-c}" -D /dev/binderfs -s "$1" -m off,on,off_n10,on_n10 -d "${SP_SECS:-10}" -H 4 \
+	sp-binder-chain -t "${2:-c}" -D /dev/binderfs -s "$1" -m off,on,off_n10,on_n10 -d "${SP_BINDER_SECS:-10}" -H 4 \
 		-w 500 -p 1000 > "$out" 2>&1
 	rc=$?
 	grep -v '^M \|^SPTRACE ' "$out"

@@ -13,7 +13,7 @@
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
 sp-ctl uclamp-used || exit 1
-sp-follow -s handoff -m off,on,off_n10,on_n10 -d ${SP_FOLLOW_SECS:-${SP_SECS:-8}} -H 4 -a 500 -b 1500 -e 100 -p 1000 -R 72 -N 1000 > /tmp/handoff.out 2>&1
+sp-follow -s handoff -m off,on,off_n10,on_n10 -d ${SP_FOLLOW_SECS:-8} -H 4 -a 500 -b 1500 -e 100 -p 1000 -R 72 -N 1000 > /tmp/handoff.out 2>&1
 rc=$?
 grep -v '^M ' /tmp/handoff.out
 grep '^M ' /tmp/handoff.out | cut -c3- >> "$SPTEST_METRICS"

@@ -7,7 +7,7 @@
 #@boot superpass  (superpass.ko pins the restricted hooks: its tests share one VM)
 [ -e /dev/superpass ] || insmod /lib/modules/sp/superpass.ko || exit 1
 [ -e /dev/superpass-test ] || insmod /lib/modules/sp/sp_testdev.ko || exit 1
-sp-follow -s chain -m off,on,off_n10,on_n10 -d ${SP_FOLLOW_SECS:-${SP_SECS:-8}} -H 4 -a 100 -i 100 -b 1500 -e 100 -p 1000 -R 72 -N 1000 > /tmp/chain.out 2>&1
+sp-follow -s chain -m off,on,off_n10,on_n10 -d ${SP_FOLLOW_SECS:-8} -H 4 -a 100 -i 100 -b 1500 -e 100 -p 1000 -R 72 -N 1000 > /tmp/chain.out 2>&1
 rc=$?
 grep -v '^M ' /tmp/chain.out
 grep '^M ' /tmp/chain.out | cut -c3- >> "$SPTEST_METRICS"

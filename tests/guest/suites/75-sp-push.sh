@@ -23,7 +23,7 @@ calls=/sys/kernel/debug/superpass/probe_calls
 # The critical thread stays on CPU 1: a running blocker is never pushed onto the CPU a
 # critical thread's wait started on, so one whose waits the kernel kept on CPU 0 for a
 # whole mode left nothing to push (the push count then hung on that placement).
-args="-l mutex -d ${SP_PUSH_SECS:-${SP_SECS:-6}} -H 2 -n 19 -B 1 -C 1 -w 500 -o 100 -p 1000"
+args="-l mutex -d ${SP_PUSH_SECS:-6} -H 2 -n 19 -B 1 -C 1 -w 500 -o 100 -p 1000"
 
 prio=$(sp-ctl get push_min_prio) || exit 1
 sp-ctl set push_min_prio=140 || exit 1
