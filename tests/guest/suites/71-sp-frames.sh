@@ -13,7 +13,9 @@
 # (onfifo_janky_vs_best_pp, percentage points).
 #
 # Enforced (-V), at both rates: on cuts janky frames by >= 29.2% and the lock
-# waits' p99.9 by >= 72% against off, and has no more janky frames than fifo;
+# waits' p99.9 by >= 72% against off, has no more janky frames than fifo beyond
+# sampling noise (two standard errors) and no more frames late by more than a
+# frame than fifo;
 # on+fifo cuts the lock waits' p99.9 by >= 72% against off and has at most 10
 # lock waits over 16 ms (sp-frames.c, ONFIFO_MAX_LONG_WAITS; in four runs on a
 # busy host off and fifo had 82-225, on 0-7, on+fifo 0-4). Whether on+fifo has
